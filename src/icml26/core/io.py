@@ -1,0 +1,159 @@
+"""Atomic writing and the run-directory layout.
+
+A run writes ``OUT/SLUG/<UTC timestamp>/`` with ``result.json``, ``report.md`` and one PNG per figure.  The
+folder is first filled under a hidden temporary name and then renamed in one step, and every file inside is
+itself written to a temporary file and renamed; so an interrupted run never leaves a half-written result,
+and the previous run's folder is never touched.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "to_jsonable",
+    "versions",
+    "write_run",
+    "latest_run",
+    "load_result",
+    "RESULT_FIELDS",
+]
+
+#: Fields every ``result.json`` carries (other tools read them).
+RESULT_FIELDS = (
+    "slug",
+    "title",
+    "paper",
+    "preset",
+    "config",
+    "seeds",
+    "claims",
+    "metrics",
+    "versions",
+    "wall_time_s",
+    "created_utc",
+)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def to_jsonable(x: Any) -> Any:
+    """Convert dataclasses, numpy arrays/scalars, tuples and paths to plain JSON types (NaN/inf -> None)."""
+    if is_dataclass(x) and not isinstance(x, type):
+        return to_jsonable(asdict(x))
+    if isinstance(x, Mapping):
+        return {str(k): to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [to_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return to_jsonable(x.tolist())
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, Path):
+        return str(x)
+    if x is None or isinstance(x, str):
+        return x
+    if hasattr(x, "to_dict"):
+        return to_jsonable(x.to_dict())
+    raise TypeError(f"cannot write a {type(x).__name__} to JSON: {x!r}")
+
+
+def versions() -> dict[str, str]:
+    """Versions of python, torch, numpy and this package (recorded in every result)."""
+    from icml26 import __version__
+
+    out = {"python": platform.python_version(), "package": __version__, "numpy": np.__version__}
+    try:
+        import torch
+
+        out["torch"] = torch.__version__
+    except ImportError:  # pragma: no cover
+        out["torch"] = "not installed"
+    out["platform"] = platform.platform()
+    return out
+
+
+def _timestamp(now: _dt.datetime | None = None) -> str:
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_run(out: str | Path, result: Mapping[str, Any], report_md: str, figures: Mapping[str, bytes]) -> Path:
+    """Write one run under ``out/<slug>/<UTC timestamp>/`` atomically and return that folder.
+
+    ``result`` must hold every field in :data:`RESULT_FIELDS`; ``figures`` maps file names to PNG bytes.
+    """
+    missing = [f for f in RESULT_FIELDS if f not in result]
+    if missing:
+        raise ValueError(f"result is missing required fields {missing}")
+    slug_dir = Path(out) / str(result["slug"])
+    slug_dir.mkdir(parents=True, exist_ok=True)
+    payload = json.dumps(to_jsonable(result), indent=2, sort_keys=False)
+    tmp_dir = Path(tempfile.mkdtemp(prefix=".incomplete-", dir=slug_dir))
+    try:
+        for name, png in figures.items():
+            atomic_write_bytes(tmp_dir / name, png)
+        atomic_write_text(tmp_dir / "report.md", report_md)
+        atomic_write_text(tmp_dir / "result.json", payload)
+        stamp = _timestamp()
+        final = slug_dir / stamp
+        k = 1
+        while final.exists():
+            final = slug_dir / f"{stamp}-{k}"
+            k += 1
+        os.rename(tmp_dir, final)
+    except BaseException:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        raise
+    return final
+
+
+def latest_run(out: str | Path, slug: str) -> Path | None:
+    """The newest complete run folder of ``slug`` under ``out`` (one holding a result.json), or None."""
+    d = Path(out) / slug
+    if not d.is_dir():
+        return None
+    runs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "result.json").exists())
+    return runs[-1] if runs else None
+
+
+def load_result(run_dir: str | Path) -> dict:
+    return json.loads((Path(run_dir) / "result.json").read_text())

@@ -1,0 +1,83 @@
+"""The ``progress`` object every experiment's ``run(config, seeds, progress)`` receives.
+
+It does two things a long run needs: show progress (a rich bar on a terminal, nothing in tests) and
+remember finished work, so a run that is interrupted resumes where it stopped.  ``cached(key, compute)``
+returns the stored JSON result for ``key`` if an earlier attempt of the same run (same slug, preset and
+config) finished it, and otherwise computes it and stores it atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .io import atomic_write_text, to_jsonable
+
+__all__ = ["Progress"]
+
+T = TypeVar("T")
+
+
+class Progress:
+    """Progress display plus a resume cache.
+
+    Parameters
+    ----------
+    cache_dir:
+        Folder for finished pieces of work (one JSON file per key); ``None`` keeps them in memory only.
+    show:
+        Draw a rich progress bar on stderr.
+    """
+
+    def __init__(self, cache_dir: str | Path | None = None, show: bool = False) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.show = show
+        self._memory: dict[str, Any] = {}
+        self.n_cached = 0
+
+    # -- display -------------------------------------------------------------------------------------------
+    def track(self, iterable: Iterable[T], total: int | None = None, description: str = "") -> Iterator[T]:
+        """Iterate over ``iterable``, advancing a progress bar if ``show``."""
+        if not self.show:
+            yield from iterable
+            return
+        from rich.progress import track
+
+        yield from track(iterable, total=total, description=description, transient=True)
+
+    def log(self, message: str) -> None:
+        if self.show:
+            from rich.console import Console
+
+            Console(stderr=True).log(message)
+
+    # -- resume --------------------------------------------------------------------------------------------
+    def _path(self, key: str) -> Path:
+        if not key or any(c in key for c in "/\\") or key.startswith("."):
+            raise ValueError(f"key must be a non-empty file-name-safe string, got {key!r}")
+        assert self.cache_dir is not None
+        return self.cache_dir / f"{key}.json"
+
+    def cached(self, key: str, compute: Callable[[], Any]) -> Any:
+        """Return the stored result for ``key``, or ``compute()`` it and store it (JSON, written atomically).
+
+        The value comes back as it was stored in JSON (tuples become lists, numpy scalars become floats), so
+        ``compute`` should return plain JSON-able data: dicts of floats and lists.
+        """
+        if key in self._memory:
+            return self._memory[key]
+        if self.cache_dir is not None:
+            path = self._path(key)
+            if path.exists():
+                value = json.loads(path.read_text())
+                self._memory[key] = value
+                self.n_cached += 1
+                return value
+        text = json.dumps(to_jsonable(compute()))
+        value = json.loads(text)  # the same types a resumed run would read back
+        if self.cache_dir is not None:
+            atomic_write_text(self._path(key), text)
+        self._memory[key] = value
+        return value

@@ -1,0 +1,41 @@
+"""One call seeds every random source an experiment touches."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+
+__all__ = ["seed_everything", "set_threads"]
+
+
+def seed_everything(seed: int) -> np.random.Generator:
+    """Seed python's ``random``, numpy's legacy global state and torch; return a fresh numpy ``Generator``.
+
+    Prefer the returned generator (and ``torch.Generator`` objects) over global state in new code.
+    """
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = int(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    try:
+        import torch
+
+        torch.manual_seed(seed)
+    except ImportError:  # pragma: no cover - torch is a core dependency
+        pass
+    return np.random.default_rng(seed)
+
+
+def set_threads(n: int | None = None) -> int:
+    """Set torch's intra-op threads to ``n`` (default: the number of CPUs, at most 4). Returns the value set."""
+    import torch
+
+    if n is None:
+        n = min(os.cpu_count() or 1, 4)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    torch.set_num_threads(n)
+    return n
