@@ -15,7 +15,6 @@ from .core.registry import PRESETS
 from .core.runner import latest_results, run_experiment
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
-out_console = Console()
 err = Console(stderr=True)
 
 _MARK = {"holds": "✓", "does not hold": "✗", "inconclusive": "?"}
@@ -36,9 +35,9 @@ def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")
             verdicts = "not run yet"
         else:
             verdicts = f"[{r['preset']}] " + " ".join(f"{c['id']}{_MARK.get(c['verdict'], '?')}" for c in r["claims"])
-        out_console.print(f"{slug:<20} {exp.title[:60]:<60} {verdicts}", highlight=False)
+        typer.echo(f"{slug:<20} {exp.title[:60]:<60} {verdicts}")
     for slug, why in unavailable().items():
-        out_console.print(f"{slug:<20} unavailable: {why}", highlight=False)
+        typer.echo(f"{slug:<20} unavailable: {why}")
 
 
 @app.command()
@@ -79,23 +78,34 @@ def _summary(dirs: list[Path]) -> None:
         r = load_result(d)
         err.print(f"[bold]{r['slug']}[/bold] {r['wall_time_s']:.1f} s", highlight=False)
         for c in r["claims"]:
-            err.print(f"  {_MARK.get(c['verdict'], '?')} {c['id']}: {c['verdict']} — {c['statement']}", highlight=False)
+            err.print(
+                f"  {_MARK.get(c['verdict'], '?')} {c['id']}: {c['verdict']} — {c['statement']}",
+                highlight=False,
+                markup=False,
+            )
 
 
 @app.command()
-def report(out: Annotated[Path, typer.Option(help="Folder holding the runs; REPORT.md is written here.")] = Path("runs")) -> None:
+def report(
+    out: Annotated[Path, typer.Option(help="Folder holding the runs; REPORT.md is written here.")] = Path("runs"),
+) -> None:
     """Gather the latest run of every paper into OUT/REPORT.md (claim table first)."""
     latest = latest_results(out)
     if not latest:
         _fail(f"no runs found under {out}; run `icml26 run all` first")
-    lines = ["# icml26 reproduction report\n", "## Claims\n", "| paper | preset | claim | verdict | statement |", "|---|---|---|---|---|"]
+    lines = [
+        "# icml26 reproduction report\n",
+        "## Claims\n",
+        "| paper | preset | claim | verdict | statement |",
+        "|---|---|---|---|---|",
+    ]
     for slug, r in latest.items():
         for c in r["claims"]:
             lines.append(f"| {slug} | {r['preset']} | {c['id']} | {c['verdict']} | {c['statement']} |")
     not_run = [s for s in experiments() if s not in latest]
     if not_run:
         lines.append(f"\nNot run yet: {', '.join(not_run)}")
-    for slug, r in latest.items():
+    for r in latest.values():
         rel = r["dir"].relative_to(out)
         body = (r["dir"] / "report.md").read_text()
         body = re.sub(r"^(#+) ", r"#\1 ", body, flags=re.M)  # demote headings one level

@@ -210,9 +210,7 @@ def judge_non_inferiority(
         else:
             v = INCONCLUSIVE
         verdicts.append(v)
-        rows.append(
-            {**_summary(bname, b), "mean_advantage": mean_d, "advantage_ci": [lo, hi], "verdict": v}
-        )
+        rows.append({**_summary(bname, b), "mean_advantage": mean_d, "advantage_ci": [lo, hi], "verdict": v})
     rule = (
         f"non-inferiority with margin {margin:g}: holds if the {confidence:.0%} paired-bootstrap CI of the mean "
         f"advantage lies above -{margin:g}; does not hold if the mean advantage is below -{margin:g}; "

@@ -1,0 +1,56 @@
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from icml26.cli import app
+from icml26.core import experiments, load_result
+
+runner = CliRunner()
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_unknown_slug_lists_known_ones(tmp_path, toy_experiment):
+    r = runner.invoke(app, ["run", "nope", "--out", str(tmp_path)])
+    assert r.exit_code != 0
+    assert "unknown slug" in r.output and "toy" in r.output
+
+
+def test_bad_preset_and_seeds(tmp_path, toy_experiment):
+    r = runner.invoke(app, ["run", "toy", "--preset", "huge", "--out", str(tmp_path)])
+    assert r.exit_code != 0 and "--preset" in r.output and "quick" in r.output
+    r = runner.invoke(app, ["run", "toy", "--seeds", "0", "--out", str(tmp_path)])
+    assert r.exit_code != 0 and "--seeds" in r.output
+
+
+def test_run_list_report_end_to_end(tmp_path, toy_experiment):
+    r = runner.invoke(app, ["run", "toy", "--seeds", "7", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    last = Path(r.stdout.strip().splitlines()[-1])
+    assert last.parent == tmp_path / "toy" and load_result(last)["seeds"] == list(range(7))
+    r = runner.invoke(app, ["list", "--out", str(tmp_path)])
+    assert r.exit_code == 0 and re.search(r"toy\s+A toy experiment.*C1", r.output)
+    r = runner.invoke(app, ["report", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "REPORT.md").read_text()
+    assert text.index("## Claims") < text.index("A toy experiment")
+    assert "| toy | quick | C1 |" in text
+    assert f"](toy/{last.name}/curve.png)" in text
+
+
+def test_report_without_runs_fails_clearly(tmp_path):
+    r = runner.invoke(app, ["report", "--out", str(tmp_path)])
+    assert r.exit_code != 0 and "no runs" in r.output
+
+
+def test_readme_table_lists_every_registered_slug():
+    text = README.read_text()
+    rows = set(re.findall(r"^\| `([a-z0-9_]+)` \|", text, flags=re.M))
+    missing = set(experiments()) - rows
+    assert not missing, f"README's paper table lacks {missing}"
+
+
+def test_ci_runs_the_readme_test_command():
+    readme_cmd = "python -m pytest -q"
+    assert readme_cmd in README.read_text()
+    assert readme_cmd in (README.parent / ".ci" / "run").read_text()

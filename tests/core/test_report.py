@@ -1,0 +1,135 @@
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.core import (
+    DOES_NOT_HOLD,
+    HOLDS,
+    INCONCLUSIVE,
+    VERDICTS,
+    Report,
+    judge_every,
+    judge_non_inferiority,
+    judge_superiority,
+    judge_threshold,
+    mean_ci,
+    paired_bootstrap,
+    paired_wilcoxon,
+)
+
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(finite, finite), min_size=1, max_size=30),
+    st.booleans(),
+    st.sampled_from(["wilcoxon", "ttest", "bootstrap"]),
+)
+def test_superiority_never_holds_when_numbers_favour_baseline(pairs, higher, test):
+    m = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    c = judge_superiority("X", "m beats b", ("m", m), {"b": b}, higher_is_better=higher, test=test)
+    adv = (m - b).mean() if higher else (b - m).mean()
+    assert c.verdict in VERDICTS
+    if adv <= 0:
+        assert c.verdict == DOES_NOT_HOLD
+    if c.verdict == HOLDS:
+        assert adv > 0
+
+
+def test_superiority_holds_on_clear_win_and_flips_with_direction():
+    m = np.arange(10, dtype=float) + 1.0
+    b = np.arange(10, dtype=float)
+    assert judge_superiority("a", "s", ("m", m), {"b": b}).verdict == HOLDS
+    # Same numbers, but lower is better: the method now loses.
+    assert judge_superiority("a", "s", ("m", m), {"b": b}, higher_is_better=False).verdict == DOES_NOT_HOLD
+
+
+def test_superiority_with_too_few_seeds_is_inconclusive_not_holds():
+    # Three paired seeds can never reach p < 0.05 with a one-sided signed-rank test (min p = 1/8).
+    c = judge_superiority("a", "s", ("m", [2.0, 3.0, 4.0]), {"b": [1.0, 2.0, 3.0]})
+    assert c.verdict == INCONCLUSIVE
+
+
+def test_superiority_needs_every_baseline():
+    m = np.linspace(1, 2, 12)
+    c = judge_superiority("a", "s", ("m", m), {"weak": m - 1, "strong": m + 0.5})
+    assert c.verdict == DOES_NOT_HOLD
+    assert [r["verdict"] for r in c.baselines] == [HOLDS, DOES_NOT_HOLD]
+
+
+def test_non_inferiority_rule():
+    rng = np.random.default_rng(0)
+    b = rng.normal(0.9, 0.01, 20)
+    assert judge_non_inferiority("n", "s", ("m", b - 0.005), {"b": b}, margin=0.02).verdict == HOLDS
+    assert judge_non_inferiority("n", "s", ("m", b - 0.05), {"b": b}, margin=0.02).verdict == DOES_NOT_HOLD
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(finite, min_size=2, max_size=20), finite, st.sampled_from([">=", "<="]))
+def test_threshold_never_holds_when_mean_is_on_the_wrong_side(values, thr, sense):
+    c = judge_threshold("t", "s", ("m", values), threshold=thr, sense=sense)
+    mean = float(np.mean(values))
+    wrong = mean < thr if sense == ">=" else mean > thr
+    if wrong:
+        assert c.verdict == DOES_NOT_HOLD
+
+
+def test_every_counts_violations():
+    c = judge_every("e", "s", ("m", [0.1, 0.2, 1.5]), bound=1.0)
+    assert c.verdict == DOES_NOT_HOLD and c.test["n_violations"] == 1 and c.test["worst"] == 1.5
+    assert judge_every("e", "s", ("m", [1.0 + 1e-12]), bound=1.0, tol=1e-9).verdict == HOLDS
+
+
+def test_mean_ci_known_values():
+    e = mean_ci([1.0, 2.0, 3.0])
+    assert e.mean == 2.0 and e.std == 1.0 and e.n == 3
+    # t_{0.975, 2} = 4.302652729911275
+    assert e.ci_high - e.mean == pytest.approx(4.302652729911275 / np.sqrt(3), rel=1e-9)
+    assert mean_ci([5.0]).ci_low == 5.0
+
+
+def test_paired_tests_known_values():
+    stat, p = paired_wilcoxon([2, 3, 4, 5, 6, 7], [1, 1, 1, 1, 1, 1])
+    assert p == pytest.approx(1 / 64)
+    assert paired_wilcoxon([1, 2], [1, 2]) == (0.0, 1.0)
+    d, lo, hi, pg = paired_bootstrap([1.0] * 10, [0.0] * 10)
+    assert (d, lo, hi, pg) == (1.0, 1.0, 1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: judge_superiority("a b", "s", ("m", [1]), {"b": [0]}), "id"),
+        (lambda: judge_superiority("a", "", ("m", [1]), {"b": [0]}), "statement"),
+        (lambda: judge_superiority("a", "s", ("m", [1, 2]), {"b": [0]}), "paired"),
+        (lambda: judge_superiority("a", "s", ("m", [1]), {}), "baselines"),
+        (lambda: judge_superiority("a", "s", ("m", [1]), {"b": [0]}, alpha=2), "alpha"),
+        (lambda: judge_superiority("a", "s", ("m", [1]), {"b": [0]}, test="magic"), "test"),
+        (lambda: judge_threshold("a", "s", ("m", [1]), threshold=0, sense="=="), "sense"),
+        (lambda: judge_non_inferiority("a", "s", ("m", [1]), {"b": [1]}, margin=-1), "margin"),
+        (lambda: mean_ci([]), "values"),
+        (lambda: mean_ci([1.0, float("nan")]), "finite"),
+        (lambda: mean_ci([1.0], confidence=1.5), "confidence"),
+    ],
+)
+def test_bad_input_names_the_argument(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_report_markdown_and_duplicates():
+    rep = Report()
+    rep.add_claim(judge_every("e1", "bounded", ("m", [0.5]), bound=1.0))
+    with pytest.raises(ValueError, match="already"):
+        rep.add_claim(judge_every("e1", "bounded", ("m", [0.5]), bound=1.0))
+    rep.add_table("numbers", [{"x": 1, "y": 0.123456}, {"x": 2, "z": "a|b"}])
+    with pytest.raises(ValueError, match="name"):
+        rep.add_table("Bad Name", [])
+    md = rep.to_markdown("T", {"preset": "quick"})
+    assert "| e1 | holds |" in md and "0.1235" in md and "a\\|b" in md
+    json.dumps([c.to_dict() for c in rep.claims])
