@@ -5,7 +5,8 @@ The idea: instead of one predicted season length, the algorithm receives a whole
 under it.  To stay safe when the prediction is wrong, the deterministic *Clamp* policy restricts that buy
 day to a range ``[ceil(lam B), ceil(B / lam)]`` whose every point is ``(1 + 1/lam)``-competitive, and the
 randomized *water-filling* policy solves a linear program for the best buy-day distribution whose
-worst-case ratio is at most a chosen ``gamma``.  Everything is computed exactly (prefix sums and an LP), with no Monte Carlo.
+worst-case ratio is at most a chosen ``gamma``.  Everything is computed exactly (prefix sums and an LP),
+with no Monte Carlo.
 
 Notation -> names
 -----------------

@@ -42,7 +42,7 @@ class Config:
     jitter: float = 0.25  # family parameters are multiplied by exp(U(-jitter, jitter)) per seed
     lambdas: tuple[float, ...] = (0.25, 0.5, 0.75)
     deltas: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
-    adversarial_weights: tuple[float, ...] = (0.1, 0.3, 0.5)
+    adversarial_weights: tuple[float, ...] = (0.2, 0.5)
     tradeoff_lambdas: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     point: str = "median"  # point prediction handed to the PSK baselines
 
@@ -124,13 +124,14 @@ def compute_seed(cfg: Config, seed: int) -> dict:
             for lam in cfg.lambdas:
                 psk_r = _score(PSKRandomized(lam, cfg.point), inst, P, P_hat)
                 lp_psk = RobustStoppingDistribution(psk_r["worst"]).fit(inst, P_hat)
-                rec[f"lam={lam:g}"] = {
+                rec[f"lam={lam:g}"] = d = {
                     "clamp": _score(ClampPolicy(lam), inst, P, P_hat),
                     "psk_det": _score(PSKDeterministic(lam, cfg.point), inst, P, P_hat),
                     "psk_rand": psk_r,
-                    "lp_clamp": _score(RobustStoppingDistribution(1 + 1 / lam), inst, P, P_hat),
                     "lp_psk": {**_score(lp_psk.distribution_, inst, P, P_hat), "gamma": psk_r["worst"]},
                 }
+                if label == "delta=0":  # the Clamp-matched LP at a perfect prediction only (LP time budget)
+                    d["lp_clamp"] = _score(RobustStoppingDistribution(1 + 1 / lam), inst, P, P_hat)
             records.append(rec)
         for lam in cfg.tradeoff_lambdas:  # consistency (delta = 0) against robustness, per lambda
             row = {"instance": f"s{seed}-{i}", "lam": lam}
@@ -138,7 +139,6 @@ def compute_seed(cfg: Config, seed: int) -> dict:
                 ("clamp", ClampPolicy(lam)),
                 ("psk_det", PSKDeterministic(lam, cfg.point)),
                 ("psk_rand", PSKRandomized(lam, cfg.point)),
-                ("lp", RobustStoppingDistribution(1 + 1 / lam)),
             ):
                 row[name] = _score(pol, inst, P, P)
             tradeoff.append(row)
@@ -146,8 +146,9 @@ def compute_seed(cfg: Config, seed: int) -> dict:
 
 
 # -- the run ------------------------------------------------------------------------------------------------
-def _method_names(cfg: Config) -> list[str]:
-    return ["clamp", "psk_det", "psk_rand", "lp_clamp", "lp_psk"]
+METHODS = ("clamp", "psk_det", "psk_rand", "lp_clamp", "lp_psk")  # per-lambda policies at delta = 0
+SWEPT = ("clamp", "psk_det", "psk_rand", "lp_psk")  # per-lambda policies scored at every prediction
+TRADEOFF = ("clamp", "psk_det", "psk_rand")  # cheap policies swept over a fine lambda grid
 
 
 def run(config: Config, seeds: list[int], progress) -> Report:
@@ -216,7 +217,9 @@ def run(config: Config, seeds: list[int], progress) -> Report:
     for r in records:
         for lam in cfg.lambdas:
             d = r[f"lam={lam:g}"]
-            lp_excess += [d["lp_clamp"]["worst"] - (1 + 1 / lam), d["lp_psk"]["worst"] - d["lp_psk"]["gamma"]]
+            lp_excess.append(d["lp_psk"]["worst"] - d["lp_psk"]["gamma"])
+            if "lp_clamp" in d:
+                lp_excess.append(d["lp_clamp"]["worst"] - (1 + 1 / lam))
     report.add_claim(
         judge_every(
             "lp_robust",
@@ -271,7 +274,7 @@ def _tables(report: Report, cfg: Config, records, exact, tradeoff, c_b: float) -
             }
         )
     for lam in cfg.lambdas:
-        for name in _method_names(cfg):
+        for name in METHODS:
             v = [r[f"lam={lam:g}"][name]["ecr"] for r in exact]
             w = [r[f"lam={lam:g}"][name]["worst"] for r in exact]
             rows.append(
@@ -304,7 +307,7 @@ def _tables(report: Report, cfg: Config, records, exact, tradeoff, c_b: float) -
                     "lambda": lam,
                     "n": len(sub),
                     "oracle": _mean([r["oracle"]["ecr"] for r in sub]),
-                    **{m: _mean([r[k][m]["ecr"] for r in sub]) for m in _method_names(cfg)},
+                    **{m: _mean([r[k][m]["ecr"] for r in sub]) for m in METHODS},
                     "clamp < psk_det (share)": _mean(
                         [r[k]["clamp"]["ecr"] < r[k]["psk_det"]["ecr"] - 1e-12 for r in sub]
                     ),
@@ -323,7 +326,7 @@ def _tables(report: Report, cfg: Config, records, exact, tradeoff, c_b: float) -
             row = {"lambda": lam, "error": e, "n": len(sub)}
             for m in ("oracle", "opt_threshold", "cui_dinitz", "break_even", "karlin"):
                 row[m] = _mean([r[m]["ecr"] for r in sub])
-            for m in _method_names(cfg):
+            for m in SWEPT:
                 row[m] = _mean([r[k][m]["ecr"] for r in sub])
             sweep.append(row)
             c = np.array([r[k]["clamp"]["ecr"] for r in sub])
@@ -360,21 +363,15 @@ def _tables(report: Report, cfg: Config, records, exact, tradeoff, c_b: float) -
         trade.append(
             {
                 "lambda": lam,
-                **{
-                    f"{m} ECR": _mean([t[m]["ecr"] for t in sub])
-                    for m in ("clamp", "psk_det", "psk_rand", "lp")
-                },
-                **{
-                    f"{m} max worst": max(t[m]["worst"] for t in sub)
-                    for m in ("clamp", "psk_det", "psk_rand", "lp")
-                },
+                **{f"{m} ECR": _mean([t[m]["ecr"] for t in sub]) for m in TRADEOFF},
+                **{f"{m} max worst": max(t[m]["worst"] for t in sub) for m in TRADEOFF},
             }
         )
     report.add_table(
         "tradeoff",
         trade,
-        "Consistency (mean ECR at delta=0) and robustness (max worst case) against "
-        "lambda; lp uses gamma = 1+1/lambda.",
+        "Consistency (mean ECR at delta=0) and robustness (max worst case) against lambda. The LP's "
+        "points are in the consistency table (lp_clamp, lp_psk).",
     )
 
 
@@ -403,7 +400,6 @@ _STYLE = {
     "psk_rand": ("PSK-rand", "C2", "--^"),
     "lp_clamp": ("LP (gamma=1+1/lambda)", "C3", "-D"),
     "lp_psk": ("LP (gamma=PSK-rand)", "C4", "-v"),
-    "lp": ("LP (gamma=1+1/lambda)", "C3", "-D"),
     "opt_threshold": ("argmin ECR (no clamp)", "C5", ":x"),
     "cui_dinitz": ("Cui-Dinitz", "C6", ":+"),
     "break_even": ("break-even", "0.4", ":"),
@@ -431,7 +427,7 @@ def _figures(report: Report, cfg: Config, records, tradeoff) -> None:
                 label=label,
                 lw=1,
             )
-        for m in _method_names(cfg):
+        for m in SWEPT:
             label, color, fmt = _STYLE[m]
             ax.plot(
                 xs,
@@ -456,11 +452,18 @@ def _figures(report: Report, cfg: Config, records, tradeoff) -> None:
     fig = Figure(figsize=(10, 4.2))
     ax1, ax2 = fig.subplots(1, 2)
     lams = list(cfg.tradeoff_lambdas)
-    for m in ("clamp", "psk_det", "psk_rand", "lp"):
+    for m in TRADEOFF:
         label, color, fmt = _STYLE[m]
         ecr = [_mean([t[m]["ecr"] for t in tradeoff if t["lam"] == lam]) for lam in lams]
         worst = [max(t[m]["worst"] for t in tradeoff if t["lam"] == lam) for lam in lams]
         ax1.plot(lams, ecr, fmt, color=color, label=label)
+        ax2.plot(worst, ecr, fmt, color=color, label=label)
+    exact = [r for r in records if r["error"] == "delta=0"]
+    for m in ("lp_clamp", "lp_psk"):  # the LPs at the experiment's lambdas (delta = 0)
+        label, color, fmt = _STYLE[m]
+        ecr = [_mean([r[f"lam={lam:g}"][m]["ecr"] for r in exact]) for lam in cfg.lambdas]
+        worst = [max(r[f"lam={lam:g}"][m]["worst"] for r in exact) for lam in cfg.lambdas]
+        ax1.plot(cfg.lambdas, ecr, fmt, color=color, label=label)
         ax2.plot(worst, ecr, fmt, color=color, label=label)
     ax1.set_xlabel("lambda")
     ax1.set_ylabel("mean ECR at delta=0 (consistency)")
@@ -470,7 +473,7 @@ def _figures(report: Report, cfg: Config, records, tradeoff) -> None:
         ax.grid(alpha=0.3)
     ax1.legend(fontsize=8)
     report.add_figure(
-        "tradeoff", fig, "Consistency against robustness as lambda varies (LP: gamma = 1+1/lambda)."
+        "tradeoff", fig, "Consistency against robustness as lambda varies (lower-left is better)."
     )
 
 

@@ -111,10 +111,12 @@ class RobustStoppingDistribution:
     with HiGHS (``scipy.optimize.linprog(method="highs")``), in the sparse form
     ``(B - 1) F(x) - S(x - 1) <= gamma min(x, B) - x`` where ``F`` is the CDF of ``pi`` and ``S`` its
     running sum (O(N) non-zeros).  The dual explains the name "water-filling": with multipliers
-    ``mu_x >= 0`` on the robustness constraints, every buy day has the effective cost ``c_k + sum_x mu_x ALG_k(x)/OPT(x)``;
+    ``mu_x >= 0`` on the robustness constraints, every buy day has the effective cost
+    ``c_k + sum_x mu_x ALG_k(x)/OPT(x)``;
     ``pi`` puts mass only on days whose effective cost equals the lowest level ``nu`` (the water level), and
     ``mu_x > 0`` only on days whose constraint is tight.  ``gamma = c_B`` leaves only the classical
-    distribution ``pi_k ∝ (1 - 1/B)^(B - k)``; a large ``gamma`` gives the point mass on ``argmin ECR``.
+    distribution ``pi_k ∝ (1 - 1/B)^(B - k)``; a large ``gamma`` gives the point mass on ``argmin ECR``
+    (when that point mass already meets ``gamma`` it is returned without calling the solver: it is optimal).
 
     Parameters
     ----------
@@ -151,11 +153,22 @@ class RobustStoppingDistribution:
                 f"distribution has a smaller worst-case ratio), got {self.gamma}"
             )
         c = inst.ecr_all(P_hat)
-        res = _solve_lp(c, b, n, self.gamma)
-        pi = np.clip(res.x[: n + 1], 0.0, None)
-        pi /= pi.sum()
-        mu = -np.asarray(res.ineqlin.marginals) * inst.opt  # back to the ratio-scale constraints
-        mu = np.clip(mu, 0.0, None)
+        best = np.flatnonzero(c == c.min())  # the unconstrained optima (point masses)
+        worst = np.array([inst.worst_case_ratio(int(k) + 1) for k in best])
+        if worst.min() <= self.gamma:
+            # The cheapest point mass already meets the bound: it is optimal over all distributions (no
+            # distribution beats min_k c_k), with all multipliers zero.  Exact, and it skips the LP.
+            pi = np.zeros(n + 1)
+            pi[best[int(np.argmin(worst))]] = 1.0
+            mu = np.zeros(n)
+            self.n_iter_ = 0
+        else:
+            res = _solve_lp(c, b, n, self.gamma)
+            pi = np.clip(res.x[: n + 1], 0.0, None)
+            pi /= pi.sum()
+            mu = -np.asarray(res.ineqlin.marginals) * inst.opt  # back to the ratio-scale constraints
+            mu = np.clip(mu, 0.0, None)
+            self.n_iter_ = int(getattr(res, "nit", -1))
         eff = c + inst.ratio_matrix_times(mu)
         self.distribution_ = pi
         self.objective_ = float(pi @ c)
@@ -163,7 +176,6 @@ class RobustStoppingDistribution:
         self.effective_cost_ = eff
         self.water_level_ = float(eff.min())
         self.dual_objective_ = float(self.water_level_ - self.gamma * mu.sum())
-        self.n_iter_ = int(getattr(res, "nit", -1))
         return self
 
     def distribution(self, inst: SkiRental, P_hat: Any) -> np.ndarray:
