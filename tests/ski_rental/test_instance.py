@@ -61,10 +61,10 @@ def test_ratio_profile_and_worst_case_match_brute_force():
     )
 
 
-def _minimax_lp(b, n):
+def _minimax_lp(b, n, R=None):
     """min_pi max_x (pi @ R)[x] by a dense LP written independently of the library's sparse solver."""
-    R = SkiRental(b, n).ratio_matrix
-    m = n + 1
+    R = SkiRental(b, n).ratio_matrix if R is None else R
+    m, n = R.shape
     c = np.r_[np.zeros(m), 1.0]
     a_ub = sp.csr_matrix(np.hstack([R.T, -np.ones((n, 1))]))
     a_eq = np.r_[np.ones(m), 0.0][None, :]
@@ -92,6 +92,15 @@ def test_minimax_value_is_c_B(b, n, expected):
     P_star = np.clip(dual, 0, None) / np.clip(dual, 0, None).sum()
     assert inst.optimal_threshold(P_star)[1] == pytest.approx(expected, abs=1e-8)
     assert inst.worst_case_ratio(pi / pi.sum()) == pytest.approx(expected, abs=1e-8)
+
+
+def test_horizon_of_two_b_keeps_the_minimax_value():
+    # why SkiRental asks for horizon >= 2B: from there on the finite season does not change c_B ...
+    for b in (2, 3, 17):
+        assert _minimax_lp(b, 2 * b)[0] == pytest.approx(minimax_ratio(b), abs=1e-9)
+    # ... while a shorter one (seasons of at most 15 days, buy days 1..16) lowers it: never buying is cheap
+    R15 = SkiRental(10, 20).ratio_matrix[:16, :15]
+    assert _minimax_lp(10, 15, R15)[0] < minimax_ratio(10) - 0.1
 
 
 def test_min_ecr_never_exceeds_c_B():
