@@ -186,7 +186,7 @@ def run(config: Config, seeds: list[int], progress) -> Report:
         for lam in cfg.lambdas
     }
     report.add_note(
-        "Clamp and PSK-det pick the same buy day (an exact tie) on "
+        "Clamp and PSK-det have the same ECR (to 1e-12) on "
         + ", ".join(f"{t} of {n_inst} instances at lambda={lam:g}" for lam, t in ties.items())
         + "; the Wilcoxon signed-rank test drops ties, so its p-value rests on the remaining instances "
         "(table consistency_by_family shows which laws they are)."
