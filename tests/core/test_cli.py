@@ -54,3 +54,17 @@ def test_ci_runs_the_readme_test_command():
     readme_cmd = "python -m pytest -q"
     assert readme_cmd in README.read_text()
     assert readme_cmd in (README.parent / ".ci" / "run").read_text()
+
+
+def test_cli_runs_ski_rental_quick_end_to_end(tmp_path):
+    """The first real paper through the whole contract: run -> result.json -> report."""
+    r = runner.invoke(app, ["run", "ski_rental", "--preset", "quick", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    run_dir = Path(r.stdout.strip().splitlines()[-1])
+    res = load_result(run_dir)
+    assert res["slug"] == "ski_rental" and res["preset"] == "quick" and res["wall_time_s"] > 0
+    assert res["claims"] and all(c["verdict"] in ("holds", "does not hold", "inconclusive") for c in res["claims"])
+    assert {"python", "torch", "package"} <= set(res["versions"])
+    assert any(p.suffix == ".png" for p in run_dir.iterdir())
+    r = runner.invoke(app, ["report", "--out", str(tmp_path)])
+    assert r.exit_code == 0 and "| ski_rental | quick |" in (tmp_path / "REPORT.md").read_text()
