@@ -17,7 +17,13 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from icml26.fused_orthogonal import AdaptiveFusedOrthogonal, PersonalizedDML, PLRScore, TaskData, cross_fit_scores
+from icml26.fused_orthogonal import (
+    AdaptiveFusedOrthogonal,
+    PersonalizedDML,
+    PLRScore,
+    TaskData,
+    cross_fit_scores,
+)
 from icml26.fused_orthogonal.data import cluster_centres
 
 
@@ -62,8 +68,10 @@ def main() -> None:
             f_ada = best_of(lambda: ada.fit_scores(scores), args.repeats)  # noqa: B023
             rows.append((m, t_pers, t_ada, t_ada / t_pers, f_pers, f_ada, ada.n_iter_, ada.n_clusters_))
             print(f"m={m} done", flush=True)
-    print("\n| m | per-task DML fit (s) | adaptive fit (s) | ratio | per-task fit_scores (s) | "
-          "adaptive fit_scores (s) | ADMM iters | clusters |")
+    print(
+        "\n| m | per-task DML fit (s) | adaptive fit (s) | ratio | per-task fit_scores (s) | "
+        "adaptive fit_scores (s) | ADMM iters | clusters |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for m, tp, ta, r, fp, fa, it, k in rows:
         print(f"| {m} | {tp:.2f} | {ta:.2f} | {r:.2f} | {fp:.4f} | {fa:.3f} | {it} | {k} |")
