@@ -43,7 +43,9 @@ class AutoSClipDPOptimizer(DPOptimizer):
         if len(grad_samples[0]) == 0:
             factor = torch.zeros((0,), device=grad_samples[0].device)
         else:
-            norms = torch.stack([g.reshape(len(g), -1).norm(2, dim=-1) for g in grad_samples], dim=1).norm(2, dim=1)
+            norms = torch.stack([g.reshape(len(g), -1).norm(2, dim=-1) for g in grad_samples], dim=1).norm(
+                2, dim=1
+            )
             factor = self.max_grad_norm / (norms + self.stability)
         for p, grad_sample in zip(self.params, grad_samples):
             _check_processed_flag(p.grad_sample)
@@ -69,25 +71,49 @@ def make_private_method(
     """One entry point for every DP method compared here, each with its own defaults and the same budget."""
     if method in ("slaclip", "slaclip-q"):
         return make_private_slaclip(
-            privacy_engine, module, optimizer, data_loader, noise_multiplier, max_grad_norm,
-            variant=method, eta=eta, c_min=c_min, c_max=c_max, **make_private_kwargs,
+            privacy_engine,
+            module,
+            optimizer,
+            data_loader,
+            noise_multiplier,
+            max_grad_norm,
+            variant=method,
+            eta=eta,
+            c_min=c_min,
+            c_max=c_max,
+            **make_private_kwargs,
         )
-    common = dict(module=module, optimizer=optimizer, data_loader=data_loader,
-                  noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm, **make_private_kwargs)
+    common = dict(
+        module=module,
+        optimizer=optimizer,
+        data_loader=data_loader,
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=max_grad_norm,
+        **make_private_kwargs,
+    )
     if method == "vanilla":
         return privacy_engine.make_private(clipping="flat", **common)
     if method == "adaclip":
         batch = max(1, round(len(data_loader.dataset) / len(data_loader)))
         return privacy_engine.make_private(
-            clipping="adaptive", target_unclipped_quantile=0.5, clipbound_learning_rate=eta,
-            max_clipbound=c_max, min_clipbound=c_min, unclipped_num_std=batch / 20.0, **common,
+            clipping="adaptive",
+            target_unclipped_quantile=0.5,
+            clipbound_learning_rate=eta,
+            max_clipbound=c_max,
+            min_clipbound=c_min,
+            unclipped_num_std=batch / 20.0,
+            **common,
         )
     if method == "autos":
         model, dp_opt, loader = privacy_engine.make_private(clipping="flat", **common)
         auto = AutoSClipDPOptimizer(
-            dp_opt.original_optimizer, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
-            expected_batch_size=dp_opt.expected_batch_size, loss_reduction=dp_opt.loss_reduction,
-            generator=dp_opt.generator, secure_mode=dp_opt.secure_mode,
+            dp_opt.original_optimizer,
+            noise_multiplier=noise_multiplier,
+            max_grad_norm=max_grad_norm,
+            expected_batch_size=dp_opt.expected_batch_size,
+            loss_reduction=dp_opt.loss_reduction,
+            generator=dp_opt.generator,
+            secure_mode=dp_opt.secure_mode,
         )
         auto.attach_step_hook(privacy_engine.accountant.get_optimizer_hook_fn(sample_rate=1.0 / len(loader)))
         return model, auto, loader

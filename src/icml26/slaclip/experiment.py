@@ -99,7 +99,7 @@ QUICK = Config(
 FULL = Config()
 
 
-# ----------------------------------------------------------------------------------------------- data / models
+# ------------------------------------------------------------------------------------------- data / models
 def _digits(seed: int) -> tuple[np.ndarray, ...]:
     X, y = load_digits(return_X_y=True)
     return _split(X, y, seed)
@@ -107,8 +107,13 @@ def _digits(seed: int) -> tuple[np.ndarray, ...]:
 
 def _synthetic(seed: int, n: int, class_sep: float = 1.0, n_classes: int = 10) -> tuple[np.ndarray, ...]:
     X, y = make_classification(
-        n_samples=n, n_features=40, n_informative=20, n_redundant=5, n_classes=n_classes,
-        class_sep=class_sep, random_state=seed,
+        n_samples=n,
+        n_features=40,
+        n_informative=20,
+        n_redundant=5,
+        n_classes=n_classes,
+        class_sep=class_sep,
+        random_state=seed,
     )
     return _split(X, y, seed)
 
@@ -142,15 +147,26 @@ def _noise_multiplier(n_train: int, batch: int, epochs: int, cfg: Config) -> tup
     return float(sigma), q
 
 
-# ------------------------------------------------------------------------------------------------ one training
+# -------------------------------------------------------------------------------------------- one training
 def _train(*args, **kwargs) -> dict:
     with warnings.catch_warnings():  # Opacus's secure-RNG and backward-hook notices, once per run
         warnings.simplefilter("ignore")
         return _train_one(*args, **kwargs)
 
 
-def _train_one(method: str, data: tuple[np.ndarray, ...], model_kind: str, c0: float, sigma: float, epochs: int,
-           batch: int, lr: float, seed: int, cfg: Config, zero_tol: float | None = None) -> dict:
+def _train_one(
+    method: str,
+    data: tuple[np.ndarray, ...],
+    model_kind: str,
+    c0: float,
+    sigma: float,
+    epochs: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    cfg: Config,
+    zero_tol: float | None = None,
+) -> dict:
     """Train one model with one method; return test accuracy (%), epsilon, accountant history, C_t path."""
     Xtr, ytr, Xte, yte = _tensors(data)
     seed_everything(seed)
@@ -161,7 +177,16 @@ def _train_one(method: str, data: tuple[np.ndarray, ...], model_kind: str, c0: f
     if method != "non-private":
         engine = PrivacyEngine(accountant="rdp")
         model, opt, loader = make_private_method(
-            method, engine, model, opt, loader, sigma, c0, eta=cfg.eta, c_min=cfg.c_min, c_max=cfg.c_max,
+            method,
+            engine,
+            model,
+            opt,
+            loader,
+            sigma,
+            c0,
+            eta=cfg.eta,
+            c_min=cfg.c_min,
+            c_max=cfg.c_max,
             noise_generator=torch.Generator().manual_seed(10_000 + seed),
         )
     clips, t0 = [], time.perf_counter()
@@ -219,11 +244,29 @@ def _run(config: Config, seeds: list[int], progress) -> Report:
     report = Report()
     tasks = []  # (name, methods, data_fn, model, epochs, batch, lr)
     if cfg.digits_methods:
-        tasks.append(("digits", cfg.digits_methods, _digits, cfg.digits_model, cfg.digits_epochs,
-                      cfg.digits_batch, cfg.digits_lr))
+        tasks.append(
+            (
+                "digits",
+                cfg.digits_methods,
+                _digits,
+                cfg.digits_model,
+                cfg.digits_epochs,
+                cfg.digits_batch,
+                cfg.digits_lr,
+            )
+        )
     if cfg.synthetic_methods:
-        tasks.append(("synthetic", cfg.synthetic_methods, lambda s: _synthetic(s, cfg.synthetic_samples),
-                      cfg.synthetic_model, cfg.synthetic_epochs, cfg.synthetic_batch, cfg.synthetic_lr))
+        tasks.append(
+            (
+                "synthetic",
+                cfg.synthetic_methods,
+                lambda s: _synthetic(s, cfg.synthetic_samples),
+                cfg.synthetic_model,
+                cfg.synthetic_epochs,
+                cfg.synthetic_batch,
+                cfg.synthetic_lr,
+            )
+        )
 
     results: dict[str, dict] = {}  # task -> seed -> {f"{method}@{c0}": run dict}
     sigmas = {}
@@ -233,13 +276,27 @@ def _run(config: Config, seeds: list[int], progress) -> Report:
         sigmas[name] = {"sigma": sigma, "sample_rate": q, "n_train": n_train, "steps": int(round(epochs / q))}
         results[name] = {}
         for s in progress.track(seeds, description=f"{name}"):
-            def compute(s=s, methods=methods, data_fn=data_fn, model_kind=model_kind, epochs=epochs, batch=batch,
-                        lr=lr, sigma=sigma):
+
+            def compute(
+                s=s,
+                methods=methods,
+                data_fn=data_fn,
+                model_kind=model_kind,
+                epochs=epochs,
+                batch=batch,
+                lr=lr,
+                sigma=sigma,
+            ):
                 data = data_fn(s)
-                runs = {f"{m}@{c0:g}": _train(m, data, model_kind, c0, sigma, epochs, batch, lr, s, cfg)
-                        for m in methods for c0 in cfg.c0_grid}
+                runs = {
+                    f"{m}@{c0:g}": _train(m, data, model_kind, c0, sigma, epochs, batch, lr, s, cfg)
+                    for m in methods
+                    for c0 in cfg.c0_grid
+                }
                 if cfg.non_private:
-                    runs["non-private"] = _train("non-private", data, model_kind, 1.0, sigma, epochs, batch, lr, s, cfg)
+                    runs["non-private"] = _train(
+                        "non-private", data, model_kind, 1.0, sigma, epochs, batch, lr, s, cfg
+                    )
                 return runs
 
             results[name][s] = progress.cached(f"seed{s}-{name}", compute)
@@ -249,29 +306,53 @@ def _run(config: Config, seeds: list[int], progress) -> Report:
         data_fn = lambda s: _synthetic(s, cfg.vanish_samples, class_sep=cfg.vanish_class_sep, n_classes=2)  # noqa: E731
         n_train = len(data_fn(0)[0])
         sigma, q = _noise_multiplier(n_train, cfg.synthetic_batch, cfg.vanish_epochs, cfg)
-        sigmas["vanish"] = {"sigma": sigma, "sample_rate": q, "n_train": n_train,
-                            "steps": int(round(cfg.vanish_epochs / q))}
+        sigmas["vanish"] = {
+            "sigma": sigma,
+            "sample_rate": q,
+            "n_train": n_train,
+            "steps": int(round(cfg.vanish_epochs / q)),
+        }
         for s in progress.track(seeds, description="vanishing gradients"):
+
             def compute_v(s=s, sigma=sigma):
                 data = data_fn(s)
-                return {m: _train(m, data, "logreg", cfg.vanish_c0, sigma, cfg.vanish_epochs, cfg.synthetic_batch,
-                                  cfg.synthetic_lr, s, cfg, zero_tol=0.05) for m in cfg.vanish_methods}
+                return {
+                    m: _train(
+                        m,
+                        data,
+                        "logreg",
+                        cfg.vanish_c0,
+                        sigma,
+                        cfg.vanish_epochs,
+                        cfg.synthetic_batch,
+                        cfg.synthetic_lr,
+                        s,
+                        cfg,
+                        zero_tol=0.05,
+                    )
+                    for m in cfg.vanish_methods
+                }
 
             vanish[s] = progress.cached(f"seed{s}-vanish", compute_v)
 
     report.metrics["noise"] = sigmas
     report.metrics["runs"] = {
-        t: {str(s): {k: {kk: vv for kk, vv in r.items() if kk != "clip_path"} for k, r in per.items()}
-            for s, per in res.items()}
+        t: {
+            str(s): {k: {kk: vv for kk, vv in r.items() if kk != "clip_path"} for k, r in per.items()}
+            for s, per in res.items()
+        }
         for t, res in results.items()
     }
-    report.metrics["vanish"] = {str(s): {m: {k: v for k, v in r.items() if k != "clip_path"} for m, r in per.items()}
-                                for s, per in vanish.items()}
+    report.metrics["vanish"] = {
+        str(s): {m: {k: v for k, v in r.items() if k != "clip_path"} for m, r in per.items()}
+        for s, per in vanish.items()
+    }
     _claims(report, cfg, seeds, results, vanish)
     _tables(report, cfg, seeds, results, vanish, sigmas)
     _figures(report, cfg, seeds, results, vanish)
     report.add_note(
-        f"Privacy: epsilon = {cfg.epsilon} at delta = {cfg.delta} (Opacus RDP accountant) for every DP method; "
+        f"Privacy: epsilon = {cfg.epsilon} at delta = {cfg.delta} (Opacus RDP accountant) for every DP "
+        "method; "
         "noise multiplier from opacus.accountants.utils.get_noise_multiplier for the task's sample rate and "
         "epochs. AdaClip spends part of that budget on its noised unclipped count (std B/20) and raises its "
         "gradient noise to keep the accountant's sigma; SlaClip adds no query."
@@ -299,47 +380,70 @@ def _claims(report: Report, cfg: Config, seeds, results: dict, vanish: dict) -> 
                 gaps.append(abs(m["eps"] - v["eps"]) + (0.0 if same_history else 1.0))
                 eps_v.append(v["eps"])
                 eps_s.append(m["eps"])
-        report.add_claim(judge_every(
-            "A1",
-            "The accountant's history and epsilon are identical for vanilla DP-SGD and SlaClip at the same noise "
-            "multiplier, sample rate and steps (the privacy cost is unchanged).",
-            ("|eps(SlaClip) - eps(vanilla)| + [histories differ]", gaps),
-            bound=0.0, sense="<=", tol=0.0,
-            baselines={"epsilon vanilla": eps_v, "epsilon SlaClip": eps_s},
-        ))
-        report.add_claim(judge_superiority(
-            "A2",
-            f"Averaged over initial thresholds C0 in {list(grid)}, SlaClip beats vanilla DP-SGD in test accuracy "
-            f"at the same epsilon (digits, eps = {cfg.epsilon:g}), paired over (C0, seed); effect >= 5 points.",
-            ("SlaClip", _pairs(results, "digits", "slaclip", seeds, grid)),
-            {"vanilla DP-SGD": _pairs(results, "digits", "vanilla", seeds, grid)},
-            test="wilcoxon", min_effect=5.0,
-        ))
+        report.add_claim(
+            judge_every(
+                "A1",
+                "The accountant's history and epsilon are identical for vanilla DP-SGD and SlaClip at the "
+                "same noise multiplier, sample rate and steps (the privacy cost is unchanged).",
+                ("|eps(SlaClip) - eps(vanilla)| + [histories differ]", gaps),
+                bound=0.0,
+                sense="<=",
+                tol=0.0,
+                baselines={"epsilon vanilla": eps_v, "epsilon SlaClip": eps_s},
+            )
+        )
+        report.add_claim(
+            judge_superiority(
+                "A2",
+                f"Averaged over initial thresholds C0 in {list(grid)}, SlaClip beats vanilla DP-SGD in test "
+                f"accuracy at the same epsilon (digits, eps = {cfg.epsilon:g}), paired over (C0, seed); "
+                "effect >= 5 points.",
+                ("SlaClip", _pairs(results, "digits", "slaclip", seeds, grid)),
+                {"vanilla DP-SGD": _pairs(results, "digits", "vanilla", seeds, grid)},
+                test="wilcoxon",
+                min_effect=5.0,
+            )
+        )
     for task, methods in (("digits", cfg.digits_methods), ("synthetic", cfg.synthetic_methods)):
         if task not in results or not {"adaclip", "slaclip"} <= set(methods):
             continue
         m, b = _pairs(results, task, "slaclip", seeds, grid), _pairs(results, task, "adaclip", seeds, grid)
-        report.add_claim(judge_non_inferiority(
-            f"A3-{task}",
-            f"SlaClip is non-inferior (margin 1 point) to quantile adaptive clipping at the same epsilon ({task}, "
-            "paired over (C0, seed)).",
-            ("SlaClip", m), {"quantile clipping (AdaClip)": b}, margin=1.0,
-        ))
-        report.add_claim(judge_superiority(
-            f"A3-superiority-{task}",
-            f"SlaClip beats quantile adaptive clipping at the same epsilon ({task}); claimed only if the paired "
-            "test says so.",
-            ("SlaClip", m), {"quantile clipping (AdaClip)": b}, test="wilcoxon",
-        ))
+        report.add_claim(
+            judge_non_inferiority(
+                f"A3-{task}",
+                "SlaClip is non-inferior (margin 1 point) to quantile adaptive clipping at the same epsilon "
+                f"({task}, "
+                "paired over (C0, seed)).",
+                ("SlaClip", m),
+                {"quantile clipping (AdaClip)": b},
+                margin=1.0,
+            )
+        )
+        report.add_claim(
+            judge_superiority(
+                f"A3-superiority-{task}",
+                f"SlaClip beats quantile adaptive clipping at the same epsilon ({task}); claimed only if the "
+                "paired "
+                "test says so.",
+                ("SlaClip", m),
+                {"quantile clipping (AdaClip)": b},
+                test="wilcoxon",
+            )
+        )
     if vanish and {"adaclip", "slaclip"} <= set(cfg.vanish_methods):
         log_s = [math.log(vanish[s]["slaclip"]["final_clip"]) for s in seeds]
         log_a = [math.log(vanish[s]["adaclip"]["final_clip"]) for s in seeds]
-        report.add_claim(judge_superiority(
-            "A4",
-            "When many gradients vanish late in training, quantile clipping's final threshold falls below "
-            "SlaClip's (log final threshold, paired over seeds).",
-            ("log C_T SlaClip", log_s), {"log C_T quantile clipping": log_a}, test="ttest",
-        ))
+        report.add_claim(
+            judge_superiority(
+                "A4",
+                "When many gradients vanish late in training, quantile clipping's final threshold falls "
+                "below "
+                "SlaClip's (log final threshold, paired over seeds).",
+                ("log C_T SlaClip", log_s),
+                {"log C_T quantile clipping": log_a},
+                test="ttest",
+            )
+        )
 
 
 def _tables(report: Report, cfg: Config, seeds, results: dict, vanish: dict, sigmas: dict) -> None:
@@ -351,19 +455,30 @@ def _tables(report: Report, cfg: Config, seeds, results: dict, vanish: dict, sig
             per_c0 = []
             for c0 in cfg.c0_grid:
                 accs = [res[s][f"{m}@{c0:g}"]["acc"] for s in seeds]
-                row[f"C0={c0:g}"] = f"{np.mean(accs):.1f} ± {np.std(accs, ddof=1) if len(accs) > 1 else 0:.1f}"
+                row[f"C0={c0:g}"] = (
+                    f"{np.mean(accs):.1f} ± {np.std(accs, ddof=1) if len(accs) > 1 else 0:.1f}"
+                )
                 per_c0.append(np.mean(accs))
             row["mean over grid"] = float(np.mean(per_c0))
             row["worst C0"] = float(np.min(per_c0))
-            row["epsilon"] = float(np.mean([res[s][f"{m}@{c0:g}"]["eps"] for s in seeds for c0 in cfg.c0_grid]))
+            row["epsilon"] = float(
+                np.mean([res[s][f"{m}@{c0:g}"]["eps"] for s in seeds for c0 in cfg.c0_grid])
+            )
             rows.append(row)
         if cfg.non_private:
             acc = mean_ci([res[s]["non-private"]["acc"] for s in seeds])
-            rows.append({"method": "non-private (ceiling)", "mean over grid": acc.mean, "worst C0": acc.mean,
-                         "epsilon": "inf"})
+            rows.append(
+                {
+                    "method": "non-private (ceiling)",
+                    "mean over grid": acc.mean,
+                    "worst C0": acc.mean,
+                    "epsilon": "inf",
+                }
+            )
         info = sigmas[task]
         report.add_table(
-            f"accuracy-{task}", rows,
+            f"accuracy-{task}",
+            rows,
             f"Test accuracy (%) by initial threshold C0, mean ± std over {len(seeds)} seeds; sigma = "
             f"{info['sigma']:.3f}, sample rate {info['sample_rate']:.4f}, {info['steps']} steps, "
             f"n_train = {info['n_train']}.",
@@ -372,17 +487,20 @@ def _tables(report: Report, cfg: Config, seeds, results: dict, vanish: dict, sig
         rows = []
         for m in cfg.vanish_methods:
             r = [vanish[s][m] for s in seeds]
-            rows.append({
-                "method": LABELS[m],
-                "final C_T (mean)": float(np.mean([x["final_clip"] for x in r])),
-                "final C_T per seed": ", ".join(f"{x['final_clip']:.3g}" for x in r),
-                "median per-sample norm": float(np.mean([x["median_norm"] for x in r])),
-                "share of norms < 0.05": float(np.mean([x["share_below_tol"] for x in r])),
-                "test acc": float(np.mean([x["acc"] for x in r])),
-            })
+            rows.append(
+                {
+                    "method": LABELS[m],
+                    "final C_T (mean)": float(np.mean([x["final_clip"] for x in r])),
+                    "final C_T per seed": ", ".join(f"{x['final_clip']:.3g}" for x in r),
+                    "median per-sample norm": float(np.mean([x["median_norm"] for x in r])),
+                    "share of norms < 0.05": float(np.mean([x["share_below_tol"] for x in r])),
+                    "test acc": float(np.mean([x["acc"] for x in r])),
+                }
+            )
         info = sigmas["vanish"]
         report.add_table(
-            "vanishing-gradients", rows,
+            "vanishing-gradients",
+            rows,
             f"A4: 2-class make_classification (class_sep {cfg.vanish_class_sep}), logistic regression, "
             f"C0 = {cfg.vanish_c0}, {info['steps']} steps, sigma = {info['sigma']:.3f}. Norm columns are an "
             "evaluation-only (non-private) diagnostic of the trained models.",
@@ -397,17 +515,26 @@ def _figures(report: Report, cfg: Config, seeds, results: dict, vanish: dict) ->
             methods = cfg.digits_methods if task == "digits" else cfg.synthetic_methods
             for m in methods:
                 accs = np.array([[res[s][f"{m}@{c0:g}"]["acc"] for s in seeds] for c0 in cfg.c0_grid])
-                ax.errorbar(cfg.c0_grid, accs.mean(1), yerr=accs.std(1), marker="o", capsize=3, label=LABELS[m])
+                ax.errorbar(
+                    cfg.c0_grid, accs.mean(1), yerr=accs.std(1), marker="o", capsize=3, label=LABELS[m]
+                )
             if cfg.non_private:
-                ax.axhline(np.mean([res[s]["non-private"]["acc"] for s in seeds]), color="k", ls=":",
-                           label="non-private")
+                ax.axhline(
+                    np.mean([res[s]["non-private"]["acc"] for s in seeds]),
+                    color="k",
+                    ls=":",
+                    label="non-private",
+                )
             ax.set_xscale("log")
             ax.set_xlabel("initial threshold C0")
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{task}, eps = {cfg.epsilon:g}")
             ax.legend(fontsize=7)
-        report.add_figure("accuracy-vs-c0", fig, "Final test accuracy against the initial clipping threshold "
-                          "(mean ± std over seeds).")
+        report.add_figure(
+            "accuracy-vs-c0",
+            fig,
+            "Final test accuracy against the initial clipping threshold (mean ± std over seeds).",
+        )
     adaptive = [m for m in ("slaclip", "slaclip-q", "adaclip") if m in cfg.digits_methods]
     if "digits" in results and adaptive:
         s0 = seeds[0]
@@ -428,7 +555,9 @@ def _figures(report: Report, cfg: Config, seeds, results: dict, vanish: dict) ->
         ax = fig.add_subplot(1, 1, 1)
         for j, m in enumerate(cfg.vanish_methods):
             for k, s in enumerate(seeds):
-                ax.plot(vanish[s][m]["clip_path"], color=f"C{j}", alpha=0.7, label=LABELS[m] if k == 0 else None)
+                ax.plot(
+                    vanish[s][m]["clip_path"], color=f"C{j}", alpha=0.7, label=LABELS[m] if k == 0 else None
+                )
         ax.set_yscale("log")
         ax.set_xlabel("step (subsampled)")
         ax.set_ylabel("C_t")

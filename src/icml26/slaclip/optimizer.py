@@ -103,7 +103,9 @@ class SlaClipDPOptimizer(DPOptimizer):
         if controller is None:
             controller = SlaClipController()
         if not callable(controller):
-            raise TypeError(f"controller must be callable (clip, s_hat) -> new clip, got {type(controller).__name__}")
+            raise TypeError(
+                f"controller must be callable (clip, s_hat) -> new clip, got {type(controller).__name__}"
+            )
         self.num_slots = int(num_slots)
         self.controller = controller
         self.slack_indicator: torch.Tensor | None = None
@@ -122,7 +124,8 @@ class SlaClipDPOptimizer(DPOptimizer):
         clip = float(self.max_grad_norm)
         if self._slack_sum is not None and clip != self._accumulation_clip:
             raise ValueError(
-                f"max_grad_norm changed from {self._accumulation_clip} to {clip} inside gradient accumulation; "
+                f"max_grad_norm changed from {self._accumulation_clip} to {clip} inside gradient "
+                "accumulation; "
                 "the threshold may only change between logical steps"
             )
         grad_samples = self.grad_samples
@@ -149,7 +152,7 @@ class SlaClipDPOptimizer(DPOptimizer):
         self._accumulation_clip = clip
 
     def add_noise(self) -> None:
-        """Noise the gradients (Opacus), then the ``K`` slots with the same std ``sigma C_t`` and generator."""
+        """Noise the gradients (Opacus), then the ``K`` slots: same std ``sigma C_t``, same generator."""
         super().add_noise()
         if self._slack_sum is None:
             raise RuntimeError("add_noise called before clip_and_accumulate: no slack sum to release")
@@ -219,7 +222,9 @@ def make_private_slaclip(
     ``grad_sample_mode="hooks"`` only: distributed, per-layer and ghost clipping are not supported.
     """
     if not isinstance(privacy_engine, PrivacyEngine):
-        raise TypeError(f"privacy_engine must be an opacus PrivacyEngine, got {type(privacy_engine).__name__}")
+        raise TypeError(
+            f"privacy_engine must be an opacus PrivacyEngine, got {type(privacy_engine).__name__}"
+        )
     noise_multiplier = _positive_real(noise_multiplier, "noise_multiplier")
     max_grad_norm = _positive_real(max_grad_norm, "max_grad_norm")
     if controller is None:
@@ -246,7 +251,8 @@ def make_private_slaclip(
     )
     if type(dp_optimizer) is not DPOptimizer:
         raise ValueError(
-            f"SlaClip supports single-process flat clipping only; make_private built {type(dp_optimizer).__name__}"
+            "SlaClip supports single-process flat clipping only; make_private built "
+            f"{type(dp_optimizer).__name__}"
         )
     sample_rate = 1.0 / len(loader)
     slaclip = SlaClipDPOptimizer(
