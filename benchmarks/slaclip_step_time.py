@@ -5,6 +5,7 @@ timer starts), alternating the two optimizers so machine load hits both alike, a
 medians.  Target: overhead <= 5%.
 
     PYTHONPATH=src python benchmarks/slaclip_step_time.py [--reps 200] [--batch 256] [--hidden 256]
+        [--features 784]
 """
 
 from __future__ import annotations
@@ -29,17 +30,26 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--features", type=int, default=784)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    x, y = torch.randn(args.batch, 784), torch.randint(0, 10, (args.batch,))
+    x, y = torch.randn(args.batch, args.features), torch.randint(0, 10, (args.batch,))
 
     def setup(cls, **kw):
         torch.manual_seed(0)
-        model = GradSampleModule(nn.Sequential(nn.Linear(784, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10)))
-        opt = cls(torch.optim.SGD(model.parameters(), lr=0.0), noise_multiplier=1.0, max_grad_norm=1.0,
-                  expected_batch_size=args.batch, generator=torch.Generator().manual_seed(0), **kw)
+        model = GradSampleModule(
+            nn.Sequential(nn.Linear(args.features, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10))
+        )
+        opt = cls(
+            torch.optim.SGD(model.parameters(), lr=0.0),
+            noise_multiplier=1.0,
+            max_grad_norm=1.0,
+            expected_batch_size=args.batch,
+            generator=torch.Generator().manual_seed(0),
+            **kw,
+        )
         return model, opt
 
     runs = {"opacus flat DPOptimizer": setup(DPOptimizer), "SlaClipDPOptimizer": setup(SlaClipDPOptimizer)}
@@ -55,8 +65,11 @@ def main() -> None:
                 times[name].append(dt)
     med = {k: statistics.median(v) for k, v in times.items()}
     n_params = sum(p.numel() for p in runs["SlaClipDPOptimizer"][0].parameters())
-    print(f"model 784-{args.hidden}-10 ({n_params} parameters), batch {args.batch}, {args.reps} reps, "
-          f"{args.threads} thread(s); K = {runs['SlaClipDPOptimizer'][1].num_slots}")
+    print(
+        f"model {args.features}-{args.hidden}-10 ({n_params} parameters), batch {args.batch}, "
+        f"{args.reps} reps, "
+        f"{args.threads} thread(s); K = {runs['SlaClipDPOptimizer'][1].num_slots}"
+    )
     for k, v in med.items():
         print(f"  {k:<26} median step {1e3 * v:.3f} ms")
     ratio = med["SlaClipDPOptimizer"] / med["opacus flat DPOptimizer"]

@@ -4,11 +4,14 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from icml26.slaclip import SlaClipController, SlaClipQController
+pytest.importorskip("opacus")  # the [dp] extra
+
+import torch  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from icml26.slaclip import SlaClipController, SlaClipQController  # noqa: E402
 
 
 def test_fixed_point_and_direction():

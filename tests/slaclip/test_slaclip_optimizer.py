@@ -4,13 +4,16 @@ import math
 import warnings
 
 import pytest
-import torch
-from opacus import GradSampleModule, PrivacyEngine
-from opacus.optimizers import DPOptimizer
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
 
-from icml26.slaclip import (
+pytest.importorskip("opacus")  # the [dp] extra
+
+import torch  # noqa: E402
+from opacus import GradSampleModule, PrivacyEngine  # noqa: E402
+from opacus.optimizers import DPOptimizer  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+from icml26.slaclip import (  # noqa: E402
     SlaClipController,
     SlaClipDPOptimizer,
     encode_slack,

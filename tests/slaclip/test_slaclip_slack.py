@@ -3,11 +3,14 @@
 import math
 
 import pytest
-import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from icml26.slaclip import TABLE3_NUM_SLOTS, encode_slack, recommended_num_slots, slack_indicator
+pytest.importorskip("opacus")  # the [dp] extra
+
+import torch  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from icml26.slaclip import TABLE3_NUM_SLOTS, encode_slack, recommended_num_slots, slack_indicator  # noqa: E402
 
 
 def _prefix_encoding(norm: float, clip: float, k: int) -> list[float]:

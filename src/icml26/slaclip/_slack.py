@@ -69,10 +69,14 @@ def encode_slack(norms: torch.Tensor, clip: float, num_slots: int) -> torch.Tens
     k = _positive_int(num_slots, "num_slots")
     if norms.numel() and (not torch.isfinite(norms).all() or (norms < 0).any()):
         raise ValueError("norms must be finite and >= 0")
-    width = clip / math.sqrt(k)
-    fill = k * (1.0 - norms / clip)  # = L_i / lambda, negative when the sample is clipped
+    return _encode(norms, clip, k)
+
+
+def _encode(norms: torch.Tensor, clip: float, k: int) -> torch.Tensor:
+    """:func:`encode_slack` without input checks (the optimizer's hot path: its norms are valid)."""
+    fill = norms.mul(-k / clip).add_(k)  # = K (1 - n_i / C) = L_i / lambda, negative when clipped
     slots = torch.arange(k, device=norms.device, dtype=norms.dtype)
-    return width * (fill[:, None] - slots[None, :]).clamp(0.0, 1.0)
+    return (fill[:, None] - slots).clamp_(0.0, 1.0).mul_(clip / math.sqrt(k))
 
 
 def slack_indicator(

@@ -37,7 +37,7 @@ def _check_bounds(c_min: float, c_max: float) -> tuple[float, float]:
 
 def _as_indicator(s_hat: torch.Tensor | np.ndarray | Sequence[float]) -> np.ndarray:
     if isinstance(s_hat, torch.Tensor):
-        s_hat = s_hat.detach().cpu().double().numpy()
+        s_hat = s_hat.detach().cpu().tolist()
     a = np.asarray(s_hat, dtype=float)
     if a.ndim != 1 or a.size == 0:
         raise ValueError(f"s_hat must be a non-empty 1-D vector (one value per slot), got shape {a.shape}")
@@ -92,16 +92,18 @@ class SlaClipController:
     def target(self, clip: float, s_hat: torch.Tensor | np.ndarray | Sequence[float]) -> float:
         """The target unclipped share ``gamma_t`` for the current threshold and indicator."""
         clip = _real_in(clip, "clip", 0.0, math.inf, open_low=True)
-        s = _as_indicator(s_hat)
-        r = s[-1] / clip if self.tail_normalization == "paper" else s[-1]
+        return self._target(clip, _as_indicator(s_hat))
+
+    def _target(self, clip: float, s: np.ndarray) -> float:
+        r = float(s[-1]) / clip if self.tail_normalization == "paper" else float(s[-1])
         if self.tail_clip == "r":
             return 1.0 - self.beta * (1.0 - min(max(r, 0.0), 1.0))
         return min(max(1.0 - self.beta * (1.0 - r), 0.0), 1.0)
 
     def __call__(self, clip: float, s_hat: torch.Tensor | np.ndarray | Sequence[float]) -> float:
-        gamma = self.target(clip, s_hat)
-        s0 = float(_as_indicator(s_hat)[0])
-        new = float(clip) * math.exp(self.eta * (gamma - s0))
+        clip = _real_in(clip, "clip", 0.0, math.inf, open_low=True)
+        s = _as_indicator(s_hat)
+        new = clip * math.exp(self.eta * (self._target(clip, s) - float(s[0])))
         return min(max(new, self.c_min), self.c_max)
 
     def __repr__(self) -> str:

@@ -23,7 +23,7 @@ from torch import nn
 from torch.optim import Optimizer
 from torch.utils.data import DataLoader
 
-from ._slack import _positive_real, encode_slack, recommended_num_slots, slack_indicator
+from ._slack import _encode, _positive_real, recommended_num_slots
 from .controllers import SlaClipController, SlaClipQController
 
 __all__ = ["SlaClipDPOptimizer", "make_private_slaclip"]
@@ -147,7 +147,7 @@ class SlaClipDPOptimizer(DPOptimizer):
                 p.summed_grad = grad
             _mark_as_processed(p.grad_sample)
 
-        slack = encode_slack(norms.detach(), clip, self.num_slots).sum(dim=0)
+        slack = _encode(norms.detach(), clip, self.num_slots).sum(dim=0)  # = encode_slack(...).sum(0)
         self._slack_sum = slack if self._slack_sum is None else self._slack_sum + slack
         self._accumulation_clip = clip
 
@@ -167,7 +167,7 @@ class SlaClipDPOptimizer(DPOptimizer):
         self._slack_sum = None  # drop the raw slack as soon as it is released
         self._accumulation_clip = None
         batch = self.expected_batch_size * self.accumulated_iterations
-        self.slack_indicator = slack_indicator(released, clip, self.num_slots, batch)
+        self.slack_indicator = released / (clip / math.sqrt(self.num_slots) * batch)  # = slack_indicator(...)
         self._released = True
 
     def zero_grad(self, set_to_none: bool = False) -> None:
