@@ -195,6 +195,19 @@ def test_changing_the_threshold_inside_accumulation_raises():
         opt.step()
 
 
+def test_empty_poisson_batch_still_releases_noise_and_updates():
+    x, _ = _batch()
+    model = GradSampleModule(_model())
+    spy = Spy()
+    opt = _slaclip(model, controller=spy)
+    opt.zero_grad()
+    model(x[:0]).sum().backward()  # what an empty Poisson batch gives
+    opt.step()
+    assert len(spy.fed) == 1 and opt.clip_history == [0.5]
+    assert opt.slack_indicator.abs().sum() > 0  # pure noise, but a real release
+    assert all(p.grad.abs().sum() > 0 for p in model.parameters())
+
+
 def test_history_and_threshold_update_after_each_step():
     x, y = _batch()
     model = GradSampleModule(_model())

@@ -125,8 +125,7 @@ class SlaClipDPOptimizer(DPOptimizer):
         if self._slack_sum is not None and clip != self._accumulation_clip:
             raise ValueError(
                 f"max_grad_norm changed from {self._accumulation_clip} to {clip} inside gradient "
-                "accumulation; "
-                "the threshold may only change between logical steps"
+                "accumulation; the threshold may only change between logical steps"
             )
         grad_samples = self.grad_samples
         device = grad_samples[0].device
