@@ -1,0 +1,56 @@
+"""Per-rank check functions run under :func:`icml26.upipe.testing.spawn` (by the tests and the experiment)."""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+
+from ._comm import shard_sequence
+from .attention import ReferenceAttention, RingAttention, UlyssesAttention, UPipeAttention
+
+METHODS = {"upipe": UPipeAttention, "ulysses": UlyssesAttention, "ring": RingAttention}
+
+
+def tolerance_excess(a: torch.Tensor, b: torch.Tensor, rtol: float) -> float:
+    """``max(|a - b| - rtol |b|)``: at most ``atol`` iff ``torch.allclose(a, b, rtol, atol)``."""
+    return float(((a - b).abs() - rtol * b.abs()).max())
+
+
+def reference_grads(cfg: dict, seed: int, dtype=torch.float32):
+    """Reference module, full input, output and gradients (computed identically on every rank)."""
+    g = torch.Generator().manual_seed(seed)
+    e, b, s = cfg["E"], cfg.get("B", 1), cfg["S"]
+    ref = ReferenceAttention(e, cfg["H"], cfg["Hkv"], cfg["d"], causal=cfg["causal"]).to(dtype)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=dtype) * e**-0.5)
+    x = torch.randn(b, s, e, generator=g, dtype=dtype, requires_grad=True)
+    w = torch.randn(b, s, e, generator=g, dtype=dtype)
+    pos = torch.arange(s)
+    y = ref(x, pos)
+    (y * w).sum().backward()
+    grads = {n: p.grad.clone() for n, p in ref.named_parameters()}
+    return ref, x.detach(), w, pos, y.detach(), x.grad.clone(), grads
+
+
+def compare_methods(rank: int, world: int, configs: list[dict], seed: int, rtol: float = 1e-4, dtype=torch.float32):
+    """For each config and method: the worst tolerance excess over y, dx, dWq, dWk, dWv, dWo (see above)."""
+    rows = []
+    for cfg in configs:
+        ref, x, w, pos, y_ref, dx_ref, g_ref = reference_grads(cfg, seed, dtype)
+        for name in cfg.get("methods", list(METHODS)):
+            mod = METHODS[name](cfg["E"], cfg["H"], cfg["Hkv"], cfg["d"], None, cfg.get("U"), cfg["causal"]).to(dtype)
+            mod.load_state_dict(ref.state_dict())
+            xl = shard_sequence(x).clone().requires_grad_(True)
+            y = mod(xl, shard_sequence(pos, dim=0))
+            (y * shard_sequence(w)).sum().backward()
+            errs = {"y": tolerance_excess(y.detach(), shard_sequence(y_ref), rtol)}
+            errs["dx"] = tolerance_excess(xl.grad, shard_sequence(dx_ref), rtol)
+            for n, p in mod.named_parameters():
+                gsum = p.grad.clone()
+                if world > 1:
+                    dist.all_reduce(gsum)  # weights are replicated over the CP group: sum their gradients
+                errs["d" + n.split(".")[0]] = tolerance_excess(gsum, g_ref[n], rtol)
+            rows.append({**{k: v for k, v in cfg.items() if k != "methods"}, "method": name, "C": world,
+                         "worst": max(errs.values()), **errs})
+    return rows

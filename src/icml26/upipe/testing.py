@@ -1,0 +1,80 @@
+"""Run a function on ``world_size`` real processes with an initialised process group, and collect results.
+
+``spawn(fn, world_size)`` starts ``world_size`` processes (``torch.multiprocessing``, start method
+``spawn``), sets ``MASTER_ADDR=127.0.0.1`` and a free port, calls
+``torch.distributed.init_process_group(backend, timeout=timeout_s)`` and ``torch.set_num_threads(threads)``
+in each, runs ``fn(rank, world_size, *args)`` and returns the list of per-rank return values (anything
+``torch.save`` can store).  If any rank raises, the others are terminated and a ``RuntimeError`` carrying
+that rank's traceback is raised in the caller, so a failing rank cannot hang the rest; a rank stuck in a
+collective whose peer never arrives fails after ``timeout_s``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+__all__ = ["spawn", "free_port"]
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank, fn, world_size, backend, port, out_dir, args, timeout_s, threads):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(threads)
+    dist.init_process_group(backend, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
+    try:
+        result = fn(rank, world_size, *args)
+        torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
+    finally:
+        dist.destroy_process_group()
+
+
+def spawn(
+    fn: Callable[..., Any],
+    world_size: int,
+    backend: str = "gloo",
+    args: tuple = (),
+    timeout_s: float = 120.0,
+    threads: int = 1,
+) -> list[Any]:
+    """Run ``fn(rank, world_size, *args)`` on ``world_size`` processes; return their results in rank order.
+
+    ``fn`` must be importable by name (a module-level function).  ``timeout_s`` bounds every collective.
+    """
+    if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
+        raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
+    if backend not in ("gloo", "nccl", "mpi"):
+        raise ValueError(f"backend must be 'gloo', 'nccl' or 'mpi', got {backend!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+    if not callable(fn):
+        raise TypeError("fn must be callable")
+    with tempfile.TemporaryDirectory(prefix="upipe-spawn-") as out_dir:
+        try:
+            mp.start_processes(
+                _worker,
+                args=(fn, world_size, backend, free_port(), out_dir, tuple(args), timeout_s, threads),
+                nprocs=world_size,
+                join=True,
+                start_method="spawn",
+            )
+        except mp.ProcessRaisedException as e:
+            raise RuntimeError(f"a rank raised (the other ranks were stopped):\n{e}") from None
+        except mp.ProcessExitedException as e:
+            raise RuntimeError(f"a rank exited abnormally (the other ranks were stopped): {e}") from None
+        return [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(world_size)]
