@@ -1,11 +1,13 @@
 """Run a function on ``world_size`` real processes with an initialised process group, and collect results.
 
-``spawn(fn, world_size)`` starts ``world_size`` processes (``torch.multiprocessing``, start method
-``spawn``), sets ``MASTER_ADDR=127.0.0.1`` and a free port, calls
-``torch.distributed.init_process_group(backend, timeout=timeout_s)`` and ``torch.set_num_threads(threads)``
-in each, runs ``fn(rank, world_size, *args)`` and returns the list of per-rank return values (anything
-``torch.save`` can store).  If any rank raises, the others are terminated and a ``RuntimeError`` carrying
-that rank's traceback is raised in the caller, so a failing rank cannot hang the rest; a rank stuck in a
+``spawn(fn, world_size)`` starts ``world_size`` processes (``torch.multiprocessing``; start method
+``forkserver`` by default: one server process imports torch once and forks the ranks, much faster than
+``spawn`` and, unlike a plain ``fork``, never copies a parent that has run parallel kernels), sets
+``MASTER_ADDR=127.0.0.1`` and a free port, calls ``torch.distributed.init_process_group(backend,
+timeout=timeout_s)`` and ``torch.set_num_threads(threads)`` in each, runs ``fn(rank, world_size, *args)``
+and returns the list of per-rank return values (anything ``torch.save`` can store).  If any rank raises,
+the others are terminated and a ``RuntimeError`` carrying that rank's traceback is raised in the caller,
+so a failing rank cannot hang the rest; a rank stuck in a
 collective whose peer never arrives fails after ``timeout_s``.
 """
 
@@ -51,6 +53,7 @@ def spawn(
     args: tuple = (),
     timeout_s: float = 120.0,
     threads: int = 1,
+    start_method: str = "forkserver",
 ) -> list[Any]:
     """Run ``fn(rank, world_size, *args)`` on ``world_size`` processes; return their results in rank order.
 
@@ -64,6 +67,12 @@ def spawn(
         raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
     if not callable(fn):
         raise TypeError("fn must be callable")
+    if start_method not in ("forkserver", "spawn", "fork"):
+        raise ValueError(f"start_method must be 'forkserver', 'spawn' or 'fork', got {start_method!r}")
+    if start_method == "forkserver":
+        import multiprocessing.forkserver as fs
+
+        fs.set_forkserver_preload(["torch", "torch.distributed", "icml26.upipe", fn.__module__])
     with tempfile.TemporaryDirectory(prefix="upipe-spawn-") as out_dir:
         try:
             mp.start_processes(
@@ -71,7 +80,7 @@ def spawn(
                 args=(fn, world_size, backend, free_port(), out_dir, tuple(args), timeout_s, threads),
                 nprocs=world_size,
                 join=True,
-                start_method="spawn",
+                start_method=start_method,
             )
         except mp.ProcessRaisedException as e:
             raise RuntimeError(f"a rank raised (the other ranks were stopped):\n{e}") from None
