@@ -10,6 +10,8 @@ With ``group=None`` and no initialised process group, ``C = 1`` and both are pur
 
 from __future__ import annotations
 
+import time
+
 import torch
 import torch.distributed as dist
 
@@ -43,8 +45,22 @@ def _exchange(buf: torch.Tensor, group) -> torch.Tensor:
     if group_size(group) == 1:
         return buf
     out = torch.empty_like(buf)
-    dist.all_to_all_single(out, buf, group=group)
+    work = dist.all_to_all_single(out, buf, group=group, async_op=True)
+    work.wait()
+    del work
+    _until_released(buf, out)
     return out
+
+
+def _until_released(*tensors: torch.Tensor, limit_s: float = 1.0) -> None:
+    """Wait (briefly) until the backend's worker thread has dropped its references to ``tensors``.
+
+    gloo completes a collective before its worker thread lets go of the buffers, so without this the send
+    buffer may outlive the caller's ``del`` by a moment, which makes peak memory depend on thread timing.
+    """
+    deadline = time.perf_counter() + limit_s
+    while any(t._use_count() > 1 for t in tensors) and time.perf_counter() < deadline:
+        time.sleep(0)
 
 
 def seq_to_head(x: torch.Tensor, group) -> torch.Tensor:

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _kernel
-from ._comm import HeadToSeq, SeqToHead, group_rank, group_size, head_to_seq, seq_to_head
+from ._comm import HeadToSeq, SeqToHead, _until_released, group_rank, group_size, head_to_seq, seq_to_head
 from .geometry import HeadGeometry
 
 __all__ = [
@@ -381,8 +381,11 @@ def _ring_shift(tensors: list[torch.Tensor], group) -> list[torch.Tensor]:
     recv = [torch.empty_like(t) for t in tensors]
     ops = [dist.P2POp(dist.isend, t.contiguous(), to, group) for t in tensors]
     ops += [dist.P2POp(dist.irecv, t, frm, group) for t in recv]
-    for req in dist.batch_isend_irecv(ops):
+    reqs = dist.batch_isend_irecv(ops)
+    for req in reqs:
         req.wait()
+    del reqs, ops
+    _until_released(*recv)
     return recv
 
 

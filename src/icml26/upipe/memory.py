@@ -2,7 +2,8 @@
 
 CPU tensors have no allocator statistics (``tracemalloc`` does not see torch's allocations), so
 :class:`LiveTensorBytes` counts them itself: every storage an op returns while the mode is active is added
-once (deduplicated by its data pointer, so views and in-place results add nothing), and a
+once (deduplicated by its data pointer; an output that shares the storage of one of the op's inputs, a view
+or an in-place result, adds nothing, so tensors made before the mode are never counted through their views), and a
 ``weakref.finalize`` on the storage subtracts its ``nbytes`` when it is freed.  ``current`` and ``peak`` are
 exact for tensors created under the mode.  Not counted: tensors that existed before the mode was entered
 (parameters, inputs; measure *excess* over ``current`` at entry), and memory an op allocates internally
@@ -19,7 +20,14 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-__all__ = ["LiveTensorBytes"]
+__all__ = ["LiveTensorBytes", "attention_bytes_formula"]
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return None
 
 
 class LiveTensorBytes(TorchDispatchMode):
@@ -48,13 +56,16 @@ class LiveTensorBytes(TorchDispatchMode):
 
     # -- dispatch ------------------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        inputs = {_storage_key(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
         for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
+            if isinstance(t, torch.Tensor) and _storage_key(t) not in inputs:
                 self._track(t)
         return out
 
     def _track(self, t: torch.Tensor) -> None:
+        """Count the storage of a tensor an op just created (views and in-place results share an input's)."""
         try:
             st = t.untyped_storage()
         except (RuntimeError, NotImplementedError):  # tensors without storage (e.g. some subclasses)
@@ -101,3 +112,55 @@ class LiveTensorBytes(TorchDispatchMode):
         finally:
             self._phase.remove(name)
             rec["end"] = self.current
+
+
+def attention_bytes_formula(
+    method: str,
+    seq_len: int,
+    cp_size: int,
+    num_heads: int,
+    num_kv_heads: int,
+    head_dim: int,
+    embed_dim: int,
+    heads_per_stage: int | None = None,
+    batch: int = 1,
+    elem_bytes: int = 4,
+) -> dict[str, int]:
+    """Analytic per-rank live bytes of one attention layer (our implementations), for ``fwd_peak`` and ``saved``.
+
+    With ``T = S / C`` local tokens, ``A = B T H d`` bytes-per-element (one full-width Q), ``Akv = B T Hkv' d``,
+    ``L = 4 B T H`` (fp32 log-sum-exp), ``R = B T d`` (cos and sin, ``d/2`` each) and ``Y = B T E`` (the output):
+
+    * Ulysses saves ``q, k, v, out`` (head-sharded) and the output after the all-to-all back:
+      ``saved = 3A + 2Akv + L + R``; its forward peak is the largest of three moments: while ``v`` is being
+      all-to-all'd (``2A + 5Akv + R``), while ``out`` is all-to-all'd back (``4A + 2Akv + L + R``) and at the
+      end (``saved + Y``).
+    * UPipe saves only the output buffer: ``saved = A + L + R``; its forward peak is the larger of the end
+      (``A + L + R + Y``) and the all-to-all of a stage's queries, when the buffer, the preallocated
+      log-sum-exp, the stage's K and V and three query-sized tensors (projection, send and receive buffers)
+      are live: ``A + L + R + 3a + 2akv`` with ``a = A U / H`` and ``akv`` the stage's KV bytes.
+
+    Kernel-internal scratch and communication buffers are not tensors and are not included (nor measured).
+    """
+    if method not in ("ulysses", "upipe"):
+        raise ValueError(f"method must be 'ulysses' or 'upipe', got {method!r}")
+    from .geometry import HeadGeometry
+
+    geo = HeadGeometry.build(cp_size, num_heads, num_kv_heads, heads_per_stage)
+    if seq_len % cp_size:
+        raise ValueError(f"seq_len ({seq_len}) must be divisible by cp_size ({cp_size})")
+    t = seq_len // cp_size
+    a_q = batch * t * num_heads * head_dim * elem_bytes
+    a_kv = batch * t * geo.kv_heads_eff * head_dim * elem_bytes
+    lse = 4 * batch * t * num_heads
+    rope = batch * t * head_dim * elem_bytes
+    y = batch * t * embed_dim * elem_bytes
+    if method == "ulysses":
+        saved = 3 * a_q + 2 * a_kv + lse + rope
+        peak = max(2 * a_q + 5 * a_kv + rope, 4 * a_q + 2 * a_kv + lse + rope, saved + y)
+        return {"saved": saved, "fwd_peak": peak}
+    a = a_q * geo.heads_per_stage // num_heads
+    akv = batch * t * cp_size * max(1, geo.heads_per_rank // geo.group_size_eff) * head_dim * elem_bytes
+    saved = a_q + lse + rope
+    peak = max(saved + y, a_q + lse + rope + 3 * a + 2 * akv)
+    return {"saved": saved, "fwd_peak": peak}
