@@ -51,6 +51,13 @@ def compare_methods(rank: int, world: int, configs: list[dict], seed: int, rtol:
                 if world > 1:
                     dist.all_reduce(gsum)  # weights are replicated over the CP group: sum their gradients
                 errs["d" + n.split(".")[0]] = tolerance_excess(gsum, g_ref[n], rtol)
-            rows.append({**{k: v for k, v in cfg.items() if k != "methods"}, "method": name, "C": world,
-                         "worst": max(errs.values()), **errs})
+            rows.append(
+                {
+                    **{k: v for k, v in cfg.items() if k != "methods"},
+                    "method": name,
+                    "C": world,
+                    "worst": max(errs.values()),
+                    **errs,
+                }
+            )
     return rows

@@ -29,8 +29,19 @@ def _nbytes(t: torch.Tensor) -> int:
     return t.untyped_storage().nbytes()
 
 
-def layer_memory(rank: int, world: int, method: str, u: int | None, s: int, e: int, h: int, hkv: int, d: int,
-                 causal: bool = True, timeline: bool = False) -> dict:
+def layer_memory(
+    rank: int,
+    world: int,
+    method: str,
+    u: int | None,
+    s: int,
+    e: int,
+    h: int,
+    hkv: int,
+    d: int,
+    causal: bool = True,
+    timeline: bool = False,
+) -> dict:
     """Live-tensor bytes of one attention layer's forward and backward on this rank (max over ranks).
 
     ``fwd_peak``: forward peak minus bytes live at entry.  ``saved``: bytes still live after the forward,
@@ -48,9 +59,7 @@ def layer_memory(rank: int, world: int, method: str, u: int | None, s: int, e: i
         saved = mem.current - f["start"] - _nbytes(y)
         with mem.phase("backward") as b:
             y.backward(dy)
-    out = _max_over_ranks(
-        {"fwd_peak": f["peak"] - f["start"], "saved": saved, "bwd_peak": b["peak"] - b["start"]}
-    )
+    out = _max_over_ranks({"fwd_peak": f["peak"] - f["start"], "saved": saved, "bwd_peak": b["peak"] - b["start"]})
     if timeline and rank == 0:
         out["timeline"] = mem.timeline
     return out
@@ -67,12 +76,14 @@ def _batch(rank: int, world: int, s: int, vocab: int, seed: int, step: int, batc
 
 def _model(cfg: dict, method: str, u, checkpoint: bool, mlp_chunks: int, seed: int) -> TinyLlama:
     torch.manual_seed(seed)
-    return TinyLlama(LlamaConfig(**cfg), "reference" if method == "reference" else method, None, u, checkpoint,
-                     mlp_chunks)
+    return TinyLlama(
+        LlamaConfig(**cfg), "reference" if method == "reference" else method, None, u, checkpoint, mlp_chunks
+    )
 
 
-def step_memory(rank: int, world: int, method: str, u, s: int, cfg: dict, checkpoint: bool, mlp_chunks: int,
-                timeline: bool = False) -> dict:
+def step_memory(
+    rank: int, world: int, method: str, u, s: int, cfg: dict, checkpoint: bool, mlp_chunks: int, timeline: bool = False
+) -> dict:
     """Whole training-step peak (forward, loss, backward) minus the bytes live at its start (max over ranks)."""
     model = _model(cfg, method, u, checkpoint, mlp_chunks, 0)
     tok, tgt, pos = _batch(rank, world, s, cfg["vocab_size"], 0, 0)
@@ -90,8 +101,18 @@ def step_memory(rank: int, world: int, method: str, u, s: int, cfg: dict, checkp
     return out
 
 
-def train_curve(rank: int, world: int, method: str, u, s: int, cfg: dict, steps: int, seed: int,
-                lr: float = 3e-3, checkpoint: bool = False) -> list[float]:
+def train_curve(
+    rank: int,
+    world: int,
+    method: str,
+    u,
+    s: int,
+    cfg: dict,
+    steps: int,
+    seed: int,
+    lr: float = 3e-3,
+    checkpoint: bool = False,
+) -> list[float]:
     """Global mean loss of ``steps`` AdamW steps on the copy task (identical initialisation on every rank)."""
     model = _model(cfg, method, u, checkpoint, 1, seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
@@ -110,8 +131,9 @@ def train_curve(rank: int, world: int, method: str, u, s: int, cfg: dict, steps:
     return losses
 
 
-def step_time(rank: int, world: int, method: str, u, s: int, cfg: dict, steps: int, checkpoint: bool,
-              mlp_chunks: int) -> dict:
+def step_time(
+    rank: int, world: int, method: str, u, s: int, cfg: dict, steps: int, checkpoint: bool, mlp_chunks: int
+) -> dict:
     """Median wall time of ``steps`` training steps after one warm-up (max over ranks of each step)."""
     model = _model(cfg, method, u, checkpoint, mlp_chunks, 0)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)

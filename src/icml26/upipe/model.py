@@ -21,8 +21,12 @@ from .attention import ReferenceAttention, RingAttention, UlyssesAttention, UPip
 
 __all__ = ["LlamaConfig", "TinyLlama", "ATTENTIONS", "cp_loss", "allreduce_grads"]
 
-ATTENTIONS = {"reference": ReferenceAttention, "ulysses": UlyssesAttention, "ring": RingAttention,
-              "upipe": UPipeAttention}
+ATTENTIONS = {
+    "reference": ReferenceAttention,
+    "ulysses": UlyssesAttention,
+    "ring": RingAttention,
+    "upipe": UPipeAttention,
+}
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,9 @@ class Block(nn.Module):
     def __init__(self, cfg: LlamaConfig, attention: str, process_group, heads_per_stage, mlp_chunks: int) -> None:
         super().__init__()
         self.attn_norm = RMSNorm(cfg.dim, cfg.norm_eps)
-        self.attn = ATTENTIONS[attention](cfg.dim, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, process_group,
-                                          heads_per_stage, True, cfg.rope_theta)
+        self.attn = ATTENTIONS[attention](
+            cfg.dim, cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, process_group, heads_per_stage, True, cfg.rope_theta
+        )
         self.mlp_norm = RMSNorm(cfg.dim, cfg.norm_eps)
         self.w1 = nn.Linear(cfg.dim, cfg.ffn_dim, bias=False)
         self.w3 = nn.Linear(cfg.dim, cfg.ffn_dim, bias=False)
