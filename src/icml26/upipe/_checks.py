@@ -61,3 +61,43 @@ def compare_methods(rank: int, world: int, configs: list[dict], seed: int, rtol:
                 }
             )
     return rows
+
+
+def comm_checks(rank: int, world: int) -> dict:
+    """All-to-all round trip, float64 gradcheck of the autograd all-to-all, shard/gather round trip."""
+    from ._comm import HeadToSeq, SeqToHead, gather_sequence, head_to_seq, seq_to_head
+
+    g = torch.Generator().manual_seed(rank)
+    x = torch.randn(2, 6, 2 * world, 4, generator=g, dtype=torch.float64)
+    h = seq_to_head(x, None)
+    out = {"head_shape": tuple(h.shape), "round_trip": float((head_to_seq(h, None) - x).abs().max())}
+    xg = x.clone().requires_grad_(True)
+    out["gradcheck_seq_to_head"] = bool(torch.autograd.gradcheck(lambda t: SeqToHead.apply(t, None), (xg,)))
+    hg = h.clone().requires_grad_(True)
+    out["gradcheck_head_to_seq"] = bool(torch.autograd.gradcheck(lambda t: HeadToSeq.apply(t, None), (hg,)))
+    full = torch.arange(2 * 4 * world * 3, dtype=torch.float64).view(2, 4 * world, 3)
+    out["gather_shard"] = float((gather_sequence(shard_sequence(full)) - full).abs().max())
+    # what the head all-to-all must compute: rank r holds heads [r*h/C, (r+1)*h/C) of the full sequence
+    xs = [torch.randn(2, 6, 2 * world, 4, generator=torch.Generator().manual_seed(q), dtype=torch.float64)
+          for q in range(world)]
+    expect = torch.cat(xs, dim=1)[:, :, 2 * rank : 2 * rank + 2].permute(0, 2, 1, 3)
+    out["head_content"] = float((h - expect).abs().max())
+    return out
+
+
+def invalid_config_message(rank: int, world: int, heads: int, kv_heads: int) -> str:
+    """Construct a UPipeAttention with an invalid head / world-size combination; return the error text."""
+    try:
+        UPipeAttention(32, heads, kv_heads, 8, None)
+    except ValueError as e:
+        return str(e)
+    return ""
+
+
+def raise_on_rank(rank: int, world: int, bad_rank: int) -> int:
+    """Rank ``bad_rank`` raises; the others wait in a collective that can then never complete."""
+    if rank == bad_rank:
+        raise RuntimeError(f"deliberate failure on rank {rank}")
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    return int(t.item())

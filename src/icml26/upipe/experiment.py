@@ -45,7 +45,7 @@ class Config:
     curve_seq: int = 128
     # memory sweep (one attention layer)
     mem_world_sizes: tuple[int, ...] = (2, 4)
-    mem_seq: tuple[int, ...] = (4096, 8192, 16384)
+    mem_seq: tuple[int, ...] = (2048, 4096, 8192)
     mem_dim: int = 256
     mem_heads: int = 16
     mem_head_dim: int = 16
@@ -57,13 +57,13 @@ class Config:
     layers: int = 2
     ffn_dim: int = 688
     mlp_chunks: int = 8
-    step_seq: int = 8192
-    budget_mib: float = 64.0
-    smax_start: int = 2048
+    step_seq: int = 4096
+    budget_mib: float = 32.0
+    smax_start: int = 1024
     smax_limit: int = 65536
     smax_min_ratio: float = 1.25
     # speed
-    speed_seq: int = 8192
+    speed_seq: int = 4096
     speed_steps: int = 3
     speed_max_ratio: float = 1.5
     speed_match_ratio: float = 1.1
@@ -72,7 +72,7 @@ class Config:
 QUICK = Config(
     exact_world_sizes=(2,),
     exact_heads=(8,),
-    curve_steps=20,
+    curve_steps=5,
     curve_seq=64,
     mem_world_sizes=(2,),
     mem_seq=(1024, 2048),
@@ -86,7 +86,7 @@ QUICK = Config(
     budget_mib=8.0,
     smax_start=512,
     smax_limit=16384,
-    speed_seq=1024,
+    speed_seq=2048,
     speed_steps=2,
 )
 FULL = Config()
@@ -183,7 +183,7 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     )
     rep.metrics["exactness"] = rows
 
-    ccfg = _model_cfg(cfg, cfg.exact_dim, 8, 2, cfg.exact_head_dim, 2, 2 * cfg.exact_dim)
+    ccfg = _model_cfg(cfg, cfg.exact_dim, 4, 2, cfg.exact_head_dim, 1, 2 * cfg.exact_dim)
     diffs, curves = [], {}
     for s in progress.track(seeds, description="loss curves"):
         ref = progress.cached(
@@ -223,7 +223,7 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                     "C": world,
                     "S": s_len,
                     "method": label,
-                    **{k: r[k] / MiB for k in ("fwd_peak", "saved", "bwd_peak")},
+                    **{k: r[k] / MiB for k in ("fwd_peak", "saved", "bwd_peak", "total_peak")},
                 }
                 if method in ("ulysses", "upipe"):
                     f = attention_bytes_formula(method, s_len, world, h, h, d, e, u)
@@ -235,7 +235,7 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         mem,
         caption="one attention layer, fp32, MHA; MiB of live tensors per rank (max over "
         "ranks): forward peak and backward peak above the bytes live at their start; saved = live after "
-        "forward minus the output",
+        "forward minus the output; total_peak = peak of forward + backward above the bytes live at entry",
     )
     rep.metrics["memory"] = mem
 

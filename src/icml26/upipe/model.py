@@ -158,6 +158,10 @@ def allreduce_grads(model: nn.Module, group=None) -> None:
     """Sum parameter gradients over the context-parallel group (parameters are replicated on its ranks)."""
     if group_size(group) == 1:
         return
-    for p in model.parameters():
-        if p.grad is not None:
-            dist.all_reduce(p.grad, group=group)
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    flat = torch.cat([g.reshape(-1) for g in grads])  # one collective instead of one per parameter
+    dist.all_reduce(flat, group=group)
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset : offset + g.numel()].view_as(g))
+        offset += g.numel()
