@@ -22,6 +22,7 @@ from icml26.core import Experiment, Report, judge_every, judge_threshold, regist
 from ._checks import compare_methods  # noqa: E402
 from ._kernel import kernel_name  # noqa: E402
 from ._measure import layer_memory, step_memory, step_time, train_curve  # noqa: E402
+from .geometry import HeadGeometry  # noqa: E402
 from .memory import attention_bytes_formula  # noqa: E402
 from .testing import spawn  # noqa: E402
 
@@ -41,6 +42,7 @@ class Config:
     exact_seq: int = 64
     exact_dim: int = 64
     exact_head_dim: int = 8
+    exact_seeds: int = 2  # seeds (random weights and data) for the exactness checks and loss curves
     curve_steps: int = 20
     curve_seq: int = 128
     # memory sweep (one attention layer)
@@ -95,14 +97,13 @@ FULL = Config()
 def _exact_configs(cfg: Config, world: int) -> list[dict]:
     out = []
     for h in cfg.exact_heads:
-        for hkv in sorted({h, h // 4, 1}, reverse=True):
+        kv_options = {h, h // 4} | ({1} if h == min(cfg.exact_heads) else set())  # MHA, GQA, one KV head
+        for hkv in sorted(kv_options, reverse=True):
             for causal in (True, False):
                 base = dict(E=cfg.exact_dim, H=h, Hkv=hkv, d=cfg.exact_head_dim, S=cfg.exact_seq, causal=causal)
                 out.append(base)
-                if (h // world) % 2 == 0:  # UPipe with two heads per rank per stage (U = 2C), where valid
+                if causal and (h // world) % 2 == 0:  # UPipe with two heads per rank per stage (U = 2C)
                     try:
-                        from .geometry import HeadGeometry
-
                         HeadGeometry.build(world, h, hkv, 2 * world)
                         out.append({**base, "U": 2 * world, "methods": ["upipe"]})
                     except ValueError:
@@ -161,7 +162,8 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
 
     # ---- exactness -----------------------------------------------------------------------------------
     rows = []
-    for s in progress.track(seeds, description="exactness"):
+    exact_seeds = seeds[: cfg.exact_seeds]
+    for s in progress.track(exact_seeds, description="exactness"):
         for world in cfg.exact_world_sizes:
             rows += progress.cached(
                 f"exact-seed{s}-C{world}", partial(_first, compare_methods, world, (_exact_configs(cfg, world), s))
@@ -185,7 +187,7 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
 
     ccfg = _model_cfg(cfg, cfg.exact_dim, 4, 2, cfg.exact_head_dim, 1, 2 * cfg.exact_dim)
     diffs, curves = [], {}
-    for s in progress.track(seeds, description="loss curves"):
+    for s in progress.track(exact_seeds, description="loss curves"):
         ref = progress.cached(
             f"curve-ref-seed{s}", partial(train_curve, 0, 1, "reference", None, cfg.curve_seq, ccfg, cfg.curve_steps, s)
         )
