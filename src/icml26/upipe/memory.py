@@ -140,7 +140,9 @@ def attention_bytes_formula(
       log-sum-exp, the stage's K and V and three query-sized tensors (projection, send and receive buffers)
       are live: ``A + L + R + 3a + 2akv`` with ``a = A U / H`` and ``akv`` the stage's KV bytes.
 
-    Kernel-internal scratch and communication buffers are not tensors and are not included (nor measured).
+    With ``C = 1`` there is no exchange, so one buffer replaces each send/receive pair (UPipe); the Ulysses
+    terms assume ``C >= 2`` (with one rank some of its layout changes become views and it uses less).  Kernel-internal
+    scratch and the backend's transport buffers are not tensors and are not included (nor measured).
     """
     if method not in ("ulysses", "upipe"):
         raise ValueError(f"method must be 'ulysses' or 'upipe', got {method!r}")
@@ -155,12 +157,13 @@ def attention_bytes_formula(
     lse = 4 * batch * t * num_heads
     rope = batch * t * head_dim * elem_bytes
     y = batch * t * embed_dim * elem_bytes
+    k = 2 if cp_size > 1 else 1  # exchange buffers live at once: send + receive (one when C = 1: no exchange)
     if method == "ulysses":
         saved = 3 * a_q + 2 * a_kv + lse + rope
-        peak = max(2 * a_q + 5 * a_kv + rope, 4 * a_q + 2 * a_kv + lse + rope, saved + y)
+        peak = max(2 * a_q + (3 + k) * a_kv + rope, (2 + k) * a_q + 2 * a_kv + lse + rope, saved + y)
         return {"saved": saved, "fwd_peak": peak}
     a = a_q * geo.heads_per_stage // num_heads
     akv = batch * t * cp_size * max(1, geo.heads_per_rank // geo.group_size_eff) * head_dim * elem_bytes
     saved = a_q + lse + rope
-    peak = max(saved + y, a_q + lse + rope + 3 * a + 2 * akv)
+    peak = max(saved + y, a_q + lse + rope + (1 + k) * a + 2 * akv)
     return {"saved": saved, "fwd_peak": peak}
