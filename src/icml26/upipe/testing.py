@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+import traceback
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -34,6 +35,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _errors(out_dir: str) -> str:
+    """Every rank's traceback that was written before the ranks were stopped, rank by rank."""
+    parts = []
+    for name in sorted(f for f in os.listdir(out_dir) if f.endswith(".err")):
+        with open(os.path.join(out_dir, name)) as fh:
+            parts.append(f"--- {name[:-4]} ---\n{fh.read()}")
+    return "\n".join(parts)
+
+
 def _worker(rank, fn, world_size, backend, port, out_dir, args, timeout_s, threads):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
@@ -42,6 +52,10 @@ def _worker(rank, fn, world_size, backend, port, out_dir, args, timeout_s, threa
     try:
         result = fn(rank, world_size, *args)
         torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
+    except BaseException:
+        with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as fh:
+            fh.write(traceback.format_exc())
+        raise
     finally:
         dist.destroy_process_group()
 
@@ -82,8 +96,6 @@ def spawn(
                 join=True,
                 start_method=start_method,
             )
-        except mp.ProcessRaisedException as e:
-            raise RuntimeError(f"a rank raised (the other ranks were stopped):\n{e}") from None
-        except mp.ProcessExitedException as e:
-            raise RuntimeError(f"a rank exited abnormally (the other ranks were stopped): {e}") from None
+        except (mp.ProcessRaisedException, mp.ProcessExitedException) as e:
+            raise RuntimeError(f"a rank failed (the other ranks were stopped):\n{_errors(out_dir) or e}") from None
         return [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(world_size)]
