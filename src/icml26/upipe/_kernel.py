@@ -7,9 +7,10 @@ the backward of one key block gives that block's exact share of the gradient, wh
 relies on.
 
 The kernel is PyTorch's CPU flash attention (``aten::_scaled_dot_product_flash_attention_for_cpu`` and its
-backward), a private op.  If it is missing (other builds, CUDA tensors), a pure-torch blockwise kernel with
-the same contract is used instead; :data:`KERNEL` says which one runs.  Grouped-query attention (fewer K/V
-heads than query heads) is handled here by repeating K/V heads for the call and summing their gradients.
+backward), a private op.  If it is missing, or for CUDA tensors, a pure-torch blockwise kernel with the same
+contract is used instead (its score blocks are scratch memory); :func:`kernel_name` says which one runs.
+Grouped-query attention (fewer K/V heads than query heads) is handled here by repeating K/V heads for the
+call and summing their gradients.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ __all__ = ["attention_forward", "attention_backward", "kernel_name", "FLASH_CPU_
 FLASH_CPU_AVAILABLE = hasattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu") and hasattr(
     torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward"
 )
-_BLOCK = 1024  # query rows per block in the fallback kernel
+_BLOCK = 1024  # at most this many query rows per block in the fallback kernel
+_SCORES = 1 << 26  # and at most this many score elements per block (bounds its scratch memory)
 
 
-def kernel_name(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> str:
-    """Which kernel :func:`attention_forward` uses for tensors on ``device`` with ``dtype``."""
-    if torch.device(device).type == "cuda" and dtype in (torch.float16, torch.bfloat16):
-        return "aten flash-attention (cuda)"
+def _rows_per_block(q: torch.Tensor, k: torch.Tensor) -> int:
+    return max(1, min(_BLOCK, _SCORES // max(1, q.shape[0] * q.shape[1] * k.shape[2])))
+
+
+def kernel_name(device: torch.device | str = "cpu") -> str:
+    """Which kernel :func:`attention_forward` uses for tensors on ``device``."""
     if torch.device(device).type == "cpu" and FLASH_CPU_AVAILABLE:
         return "aten flash-attention (cpu)"
     return "pure-torch blockwise (fallback)"
@@ -55,10 +59,6 @@ def _use_flash(q: torch.Tensor) -> bool:
     return FLASH_CPU_AVAILABLE and q.device.type == "cpu"
 
 
-def _use_cuda_flash(q: torch.Tensor) -> bool:
-    return q.device.type == "cuda" and q.dtype in (torch.float16, torch.bfloat16)
-
-
 def attention_forward(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,9 +68,6 @@ def attention_forward(
     if _use_flash(q):
         out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, ke, ve, 0.0, causal)
         return out, lse
-    if _use_cuda_flash(q):  # not measured in this repository (no GPU was available); see benchmarks/upipe_gpu.py
-        res = torch.ops.aten._scaled_dot_product_flash_attention(q, ke, ve, 0.0, causal, False)
-        return res[0], res[1]
     return _blockwise_forward(q, ke, ve, causal)
 
 
@@ -90,12 +87,6 @@ def attention_backward(
         dq, dk, dv = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
             dout.contiguous(), q, ke, ve, out, lse, 0.0, causal
         )
-    elif _use_cuda_flash(q):
-        s_q, s_k = q.shape[2], ke.shape[2]
-        zero = torch.zeros((), dtype=torch.int64, device=q.device)
-        dq, dk, dv = torch.ops.aten._scaled_dot_product_flash_attention_backward(
-            dout.contiguous(), q, ke, ve, out, lse, None, None, s_q, s_k, 0.0, causal, zero, zero
-        )
     else:
         dq, dk, dv = _blockwise_backward(dout, q, ke, ve, out, lse, causal)
     return dq, _reduce_kv(dk, hk), _reduce_kv(dv, hk)
@@ -113,18 +104,20 @@ def _scores(q: torch.Tensor, k: torch.Tensor, i0: int, causal: bool) -> torch.Te
 def _blockwise_forward(q, k, v, causal):
     out = torch.empty_like(q)
     lse = q.new_empty(q.shape[:3], dtype=torch.float32 if q.dtype != torch.float64 else q.dtype)
-    for i0 in range(0, q.shape[2], _BLOCK):
-        s = _scores(q[:, :, i0 : i0 + _BLOCK], k, i0, causal)
+    n = _rows_per_block(q, k)
+    for i0 in range(0, q.shape[2], n):
+        s = _scores(q[:, :, i0 : i0 + n], k, i0, causal)
         m = torch.logsumexp(s, dim=-1)
-        out[:, :, i0 : i0 + _BLOCK] = torch.exp(s - m[..., None]) @ v
-        lse[:, :, i0 : i0 + _BLOCK] = m
+        out[:, :, i0 : i0 + n] = torch.exp(s - m[..., None]) @ v
+        lse[:, :, i0 : i0 + n] = m
     return out, lse
 
 
 def _blockwise_backward(dout, q, k, v, out, lse, causal):
     dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
-    for i0 in range(0, q.shape[2], _BLOCK):
-        sl = slice(i0, i0 + _BLOCK)
+    n = _rows_per_block(q, k)
+    for i0 in range(0, q.shape[2], n):
+        sl = slice(i0, i0 + n)
         p = torch.exp(_scores(q[:, :, sl], k, i0, causal) - lse[:, :, sl, None].to(q.dtype))
         do = dout[:, :, sl]
         dv += p.transpose(-1, -2) @ do
