@@ -85,8 +85,14 @@ def _model(cfg: dict, method: str, u, checkpoint: bool, mlp_chunks: int, seed: i
 def step_memory(
     rank: int, world: int, method: str, u, s: int, cfg: dict, checkpoint: bool, mlp_chunks: int, timeline: bool = False
 ) -> dict:
-    """Whole training-step peak (forward, loss, backward) minus the bytes live at its start (max over ranks)."""
+    """Whole training-step peak (forward, loss, backward) minus the bytes live at its start (max over ranks).
+
+    Gradient buffers exist before the step (as in every step after the first, where backward accumulates into
+    them), so the number is the step's activation and temporary memory, not the parameters' gradients.
+    """
     model = _model(cfg, method, u, checkpoint, mlp_chunks, 0)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
     tok, tgt, pos = _batch(rank, world, s, cfg["vocab_size"], 0, 0)
     with LiveTensorBytes(record_timeline=timeline) as mem:
         with mem.phase("step") as st:
