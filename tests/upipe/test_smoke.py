@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from icml26.core import VERDICTS, run_experiment
 from icml26.upipe.train import main as train_main
 
@@ -12,6 +14,7 @@ SMALL = dict(exact_heads=(4,), exact_seeds=1, curve_steps=3, curve_seq=32, mem_s
              smax_start=256, smax_limit=8192, speed_seq=256, speed_steps=1)
 
 
+@pytest.mark.slow
 def test_quick_preset_runs_and_reports_claims(tmp_path):
     run_dir = run_experiment("upipe", preset="quick", seeds=1, out=tmp_path, overrides=SMALL)
     res = json.loads((run_dir / "result.json").read_text())
