@@ -76,8 +76,9 @@ def main() -> None:
     p.add_argument("--head-dim", type=int, default=128)
     p.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16", "float16"])
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--methods", nargs="+", default=["ulysses", "upipe", "upipe2", "ring"],
-                   help="upipe: U = C; upipe2: U = 2C")
+    p.add_argument(
+        "--methods", nargs="+", default=["ulysses", "upipe", "upipe2", "ring"], help="upipe: U = C; upipe2: U = 2C"
+    )
     args = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("this benchmark needs a CUDA GPU (the CPU reproduction is `icml26 run upipe`)")
@@ -98,8 +99,13 @@ def main() -> None:
             try:
                 r = measure(method, u, s, args, device, world, rank)
             except torch.OutOfMemoryError:
-                r = {"fwd_peak_MiB": float("nan"), "after_fwd_MiB": float("nan"), "step_peak_MiB": float("nan"),
-                     "time_s": float("nan"), "note": "OOM"}
+                r = {
+                    "fwd_peak_MiB": float("nan"),
+                    "after_fwd_MiB": float("nan"),
+                    "step_peak_MiB": float("nan"),
+                    "time_s": float("nan"),
+                    "note": "OOM",
+                }
                 torch.cuda.empty_cache()
             if name == "ulysses":
                 base = r
@@ -112,8 +118,11 @@ def main() -> None:
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
         for r in rows:
-            print("| " + " | ".join(f"{r[c]:.4g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols)
-                  + " |")
+            print(
+                "| "
+                + " | ".join(f"{r[c]:.4g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols)
+                + " |"
+            )
     if dist.is_initialized():
         dist.destroy_process_group()
 

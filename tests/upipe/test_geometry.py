@@ -13,8 +13,9 @@ def _valid(c, h, hk, u):
 
 
 @settings(max_examples=60, deadline=None)
-@given(c=st.sampled_from([1, 2, 4, 8]), h_mult=st.integers(1, 4), g=st.sampled_from([1, 2, 4, 8]),
-       u_mult=st.integers(1, 4))
+@given(
+    c=st.sampled_from([1, 2, 4, 8]), h_mult=st.integers(1, 4), g=st.sampled_from([1, 2, 4, 8]), u_mult=st.integers(1, 4)
+)
 def test_pairing_invariants(c, h_mult, g, u_mult):
     h = c * h_mult * g if c * h_mult * g >= g else g
     hk = h // g

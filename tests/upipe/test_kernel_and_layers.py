@@ -36,8 +36,10 @@ def test_kernel_matches_explicit_softmax_with_lse_and_gradients(causal, kv):
     o_ref, lse_ref = _explicit(q, k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1), causal)
     dout = torch.randn_like(o_ref)
     dq_ref, dk_ref, dv_ref = torch.autograd.grad(o_ref, (q, k, v), dout)
-    for fwd, bwd in ((_kernel.attention_forward, _kernel.attention_backward),
-                     (lambda *a: _kernel._blockwise_forward(*a), None)):
+    for fwd, bwd in (
+        (_kernel.attention_forward, _kernel.attention_backward),
+        (lambda *a: _kernel._blockwise_forward(*a), None),
+    ):
         with torch.no_grad():
             if bwd is None:  # the fallback kernel, called directly on expanded K/V
                 ke, ve = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)

@@ -5,13 +5,39 @@ import pytest
 from icml26.core import VERDICTS, run_experiment
 from icml26.upipe.train import main as train_main
 
-CLAIMS = {"exactness", "loss-curves", "memory-forward", "memory-saved", "memory-formula", "memory-knob",
-          "memory-step", "longest-sequence", "speed", "speed-matches"}
+CLAIMS = {
+    "exactness",
+    "loss-curves",
+    "memory-forward",
+    "memory-saved",
+    "memory-formula",
+    "memory-knob",
+    "memory-step",
+    "longest-sequence",
+    "speed",
+    "speed-matches",
+}
 
 # The quick preset, shrunk further so the whole test folder stays small on a shared 2-core machine.
-SMALL = dict(exact_heads=(4,), exact_seeds=1, curve_steps=3, curve_seq=32, mem_seq=(512,), mem_dim=64,
-             mem_heads=8, mem_head_dim=8, layers=1, ffn_dim=128, mlp_chunks=2, step_seq=512, budget_mib=1.0,
-             smax_start=256, smax_limit=8192, speed_seq=256, speed_steps=1)
+SMALL = dict(
+    exact_heads=(4,),
+    exact_seeds=1,
+    curve_steps=3,
+    curve_seq=32,
+    mem_seq=(512,),
+    mem_dim=64,
+    mem_heads=8,
+    mem_head_dim=8,
+    layers=1,
+    ffn_dim=128,
+    mlp_chunks=2,
+    step_seq=512,
+    budget_mib=1.0,
+    smax_start=256,
+    smax_limit=8192,
+    speed_seq=256,
+    speed_steps=1,
+)
 
 
 @pytest.mark.slow
@@ -28,6 +54,26 @@ def test_quick_preset_runs_and_reports_claims(tmp_path):
 
 
 def test_train_entry_runs_single_process():
-    losses = train_main(["--attention", "upipe", "--seq-len", "64", "--steps", "2", "--layers", "1", "--dim", "32",
-                         "--heads", "4", "--kv-heads", "2", "--head-dim", "8", "--ffn-dim", "64"])
+    losses = train_main(
+        [
+            "--attention",
+            "upipe",
+            "--seq-len",
+            "64",
+            "--steps",
+            "2",
+            "--layers",
+            "1",
+            "--dim",
+            "32",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "2",
+            "--head-dim",
+            "8",
+            "--ffn-dim",
+            "64",
+        ]
+    )
     assert len(losses) == 2 and all(loss > 0 for loss in losses)

@@ -87,8 +87,10 @@ def comm_checks(rank: int, world: int) -> dict:
     full = torch.arange(2 * 4 * world * 3, dtype=torch.float64).view(2, 4 * world, 3)
     out["gather_shard"] = float((gather_sequence(shard_sequence(full)) - full).abs().max())
     # what the head all-to-all must compute: rank r holds heads [r*h/C, (r+1)*h/C) of the full sequence
-    xs = [torch.randn(2, 6, 2 * world, 4, generator=torch.Generator().manual_seed(q), dtype=torch.float64)
-          for q in range(world)]
+    xs = [
+        torch.randn(2, 6, 2 * world, 4, generator=torch.Generator().manual_seed(q), dtype=torch.float64)
+        for q in range(world)
+    ]
     expect = torch.cat(xs, dim=1)[:, :, 2 * rank : 2 * rank + 2].permute(0, 2, 1, 3)
     out["head_content"] = float((h - expect).abs().max())
     return out

@@ -59,8 +59,14 @@ def layer_memory(
         saved = mem.current - f["start"] - _nbytes(y)
         with mem.phase("backward") as b:
             y.backward(dy)
-    out = _max_over_ranks({"fwd_peak": f["peak"] - f["start"], "saved": saved, "bwd_peak": b["peak"] - b["start"],
-         "total_peak": max(f["peak"], b["peak"]) - f["start"]})
+    out = _max_over_ranks(
+        {
+            "fwd_peak": f["peak"] - f["start"],
+            "saved": saved,
+            "bwd_peak": b["peak"] - b["start"],
+            "total_peak": max(f["peak"], b["peak"]) - f["start"],
+        }
+    )
     if timeline and rank == 0:
         out["timeline"] = mem.timeline
     return out

@@ -63,8 +63,14 @@ def main(argv=None) -> list[float]:
         raise ValueError(f"--seq-len ({args.seq_len}) must be divisible by the number of processes ({world})")
     if args.attention == "reference" and world > 1:
         raise ValueError("--attention reference runs on one process only")
-    cfg = LlamaConfig(n_layers=args.layers, dim=args.dim, n_heads=args.heads, n_kv_heads=args.kv_heads,
-                      head_dim=args.head_dim, ffn_dim=args.ffn_dim)
+    cfg = LlamaConfig(
+        n_layers=args.layers,
+        dim=args.dim,
+        n_heads=args.heads,
+        n_kv_heads=args.kv_heads,
+        head_dim=args.head_dim,
+        ffn_dim=args.ffn_dim,
+    )
     torch.manual_seed(args.seed)
     model = TinyLlama(cfg, args.attention, None, args.heads_per_stage, args.checkpoint, args.mlp_chunks)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
