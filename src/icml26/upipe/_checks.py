@@ -1,0 +1,114 @@
+"""Per-rank check functions run under :func:`icml26.upipe.testing.spawn` (by the tests and the experiment)."""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+
+from ._comm import shard_sequence
+from .attention import ReferenceAttention, RingAttention, UlyssesAttention, UPipeAttention
+
+METHODS = {"upipe": UPipeAttention, "ulysses": UlyssesAttention, "ring": RingAttention}
+
+
+def tolerance_excess(a: torch.Tensor, b: torch.Tensor, rtol: float) -> float:
+    """``max(|a - b| - rtol |b|)``: at most ``atol`` iff ``torch.allclose(a, b, rtol, atol)``."""
+    return float(((a - b).abs() - rtol * b.abs()).max())
+
+
+def reference_grads(cfg: dict, seed: int, dtype=torch.float32):
+    """Reference module, full input, output and gradients (computed identically on every rank)."""
+    g = torch.Generator().manual_seed(seed)
+    e, b, s = cfg["E"], cfg.get("B", 1), cfg["S"]
+    ref = ReferenceAttention(e, cfg["H"], cfg["Hkv"], cfg["d"], causal=cfg["causal"]).to(dtype)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=dtype) * e**-0.5)
+    x = torch.randn(b, s, e, generator=g, dtype=dtype, requires_grad=True)
+    w = torch.randn(b, s, e, generator=g, dtype=dtype)
+    pos = torch.arange(s)
+    y = ref(x, pos)
+    (y * w).sum().backward()
+    grads = {n: p.grad.clone() for n, p in ref.named_parameters()}
+    return ref, x.detach(), w, pos, y.detach(), x.grad.clone(), grads
+
+
+def compare_methods(rank: int, world: int, configs: list[dict], seed: int, rtol: float = 1e-4, dtype=torch.float32):
+    """For each config and method: the worst tolerance excess over y, dx, dWq, dWk, dWv, dWo (see above)."""
+    rows = []
+    for cfg in configs:
+        ref, x, w, pos, y_ref, dx_ref, g_ref = reference_grads(cfg, seed, dtype)
+        for name in cfg.get("methods", list(METHODS)):
+            mod = METHODS[name](cfg["E"], cfg["H"], cfg["Hkv"], cfg["d"], None, cfg.get("U"), cfg["causal"]).to(dtype)
+            mod.load_state_dict(ref.state_dict())
+            xl = shard_sequence(x).clone().requires_grad_(True)
+            y = mod(xl, shard_sequence(pos, dim=0))
+            (y * shard_sequence(w)).sum().backward()
+            errs = {"y": tolerance_excess(y.detach(), shard_sequence(y_ref), rtol)}
+            errs["dx"] = tolerance_excess(xl.grad, shard_sequence(dx_ref), rtol)
+            names = [n for n, _ in mod.named_parameters()]
+            flat = torch.cat([p.grad.reshape(-1) for p in mod.parameters()])
+            if world > 1:
+                dist.all_reduce(flat)  # weights are replicated over the CP group: sum their gradients
+            for n, gsum in zip(names, flat.split([p.numel() for p in mod.parameters()])):
+                errs["d" + n.split(".")[0]] = tolerance_excess(gsum.view_as(g_ref[n]), g_ref[n], rtol)
+            rows.append(
+                {
+                    **{k: v for k, v in cfg.items() if k != "methods"},
+                    "method": name,
+                    "C": world,
+                    "worst": max(errs.values()),
+                    **errs,
+                }
+            )
+    return rows
+
+
+def comm_checks(rank: int, world: int) -> dict:
+    """All-to-all round trip, float64 gradcheck of the autograd all-to-all, shard/gather round trip."""
+    from ._comm import HeadToSeq, SeqToHead, gather_sequence, head_to_seq, seq_to_head
+
+    g = torch.Generator().manual_seed(rank)
+    x = torch.randn(2, 6, 2 * world, 4, generator=g, dtype=torch.float64)
+    h = seq_to_head(x, None)
+    out = {"head_shape": tuple(h.shape), "round_trip": float((head_to_seq(h, None) - x).abs().max())}
+    # The all-to-all is linear, so its autograd backward is right iff it is the adjoint over the whole group:
+    # sum_r <A x, y>_r == sum_r <x, A^T y>_r for random x, y (the distributed form of gradcheck's Jacobian test;
+    # a per-rank gradcheck cannot see the columns that other ranks' inputs contribute).
+    for name, fn, inp in (("seq_to_head", SeqToHead.apply, x), ("head_to_seq", HeadToSeq.apply, h)):
+        xi = torch.randn(inp.shape, generator=g, dtype=torch.float64, requires_grad=True)
+        y = fn(xi, None)
+        w = torch.randn(y.shape, generator=g, dtype=torch.float64)
+        (gx,) = torch.autograd.grad(y, xi, w)
+        sums = torch.stack([(y.detach() * w).sum(), (xi.detach() * gx).sum()])
+        if world > 1:
+            dist.all_reduce(sums)
+        out[f"adjoint_{name}"] = float((sums[0] - sums[1]).abs() / sums[0].abs().clamp_min(1e-12))
+    full = torch.arange(2 * 4 * world * 3, dtype=torch.float64).view(2, 4 * world, 3)
+    out["gather_shard"] = float((gather_sequence(shard_sequence(full)) - full).abs().max())
+    # what the head all-to-all must compute: rank r holds heads [r*h/C, (r+1)*h/C) of the full sequence
+    xs = [
+        torch.randn(2, 6, 2 * world, 4, generator=torch.Generator().manual_seed(q), dtype=torch.float64)
+        for q in range(world)
+    ]
+    expect = torch.cat(xs, dim=1)[:, :, 2 * rank : 2 * rank + 2].permute(0, 2, 1, 3)
+    out["head_content"] = float((h - expect).abs().max())
+    return out
+
+
+def invalid_config_message(rank: int, world: int, heads: int, kv_heads: int) -> str:
+    """Construct a UPipeAttention with an invalid head / world-size combination; return the error text."""
+    try:
+        UPipeAttention(32, heads, kv_heads, 8, None)
+    except ValueError as e:
+        return str(e)
+    return ""
+
+
+def raise_on_rank(rank: int, world: int, bad_rank: int) -> int:
+    """Rank ``bad_rank`` raises; the others wait in a collective that can then never complete."""
+    if rank == bad_rank:
+        raise RuntimeError(f"deliberate failure on rank {rank}")
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    return int(t.item())

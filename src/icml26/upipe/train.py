@@ -1,0 +1,106 @@
+"""Train the tiny Llama with context-parallel attention: ``torchrun --nproc-per-node N -m icml26.upipe.train``.
+
+Every rank reads the same synthetic batch (a copy task: a random first half repeated), keeps its contiguous
+``S / N`` tokens, and runs the model with the chosen attention; parameter gradients are summed over the group.
+Rank 0 prints one line per step (loss, step time, peak live tensor bytes if ``--track-memory``).
+
+Example::
+
+    torchrun --nproc-per-node 2 -m icml26.upipe.train --attention upipe --seq-len 4096 --steps 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from ._measure import _batch
+from .memory import LiveTensorBytes
+from .model import ATTENTIONS, LlamaConfig, TinyLlama, allreduce_grads, cp_loss
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m icml26.upipe.train", description=__doc__.splitlines()[0])
+    p.add_argument("--attention", choices=sorted(ATTENTIONS), default="upipe")
+    p.add_argument("--heads-per-stage", type=int, default=None, help="UPipe's U (default: the world size)")
+    p.add_argument("--seq-len", type=int, default=2048)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--dim", type=int, default=256)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--kv-heads", type=int, default=16)
+    p.add_argument("--head-dim", type=int, default=16)
+    p.add_argument("--ffn-dim", type=int, default=688)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--checkpoint", action="store_true", help="activation checkpointing per block")
+    p.add_argument("--mlp-chunks", type=int, default=1, help="tiled MLP over this many sequence tiles")
+    p.add_argument("--backend", default="gloo", choices=["gloo", "nccl"])
+    p.add_argument("--timeout-s", type=float, default=300.0, help="collective timeout")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--track-memory", action="store_true", help="report the peak live tensor bytes of each step")
+    args = p.parse_args(argv)
+    if args.seq_len < 2 or args.steps < 1:
+        p.error("--seq-len must be >= 2 and --steps >= 1")
+    return args
+
+
+def main(argv=None) -> list[float]:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    started_here = False
+    if "RANK" in os.environ and not dist.is_initialized():
+        dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout_s))
+        started_here = True
+    world = dist.get_world_size() if dist.is_initialized() else 1
+    rank = dist.get_rank() if dist.is_initialized() else 0
+    if args.seq_len % world:
+        raise ValueError(f"--seq-len ({args.seq_len}) must be divisible by the number of processes ({world})")
+    if args.attention == "reference" and world > 1:
+        raise ValueError("--attention reference runs on one process only")
+    cfg = LlamaConfig(
+        n_layers=args.layers,
+        dim=args.dim,
+        n_heads=args.heads,
+        n_kv_heads=args.kv_heads,
+        head_dim=args.head_dim,
+        ffn_dim=args.ffn_dim,
+    )
+    torch.manual_seed(args.seed)
+    model = TinyLlama(cfg, args.attention, None, args.heads_per_stage, args.checkpoint, args.mlp_chunks)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    losses = []
+    try:
+        for step in range(args.steps):
+            tok, tgt, pos = _batch(rank, world, args.seq_len, cfg.vocab_size, args.seed, step)
+            t0 = time.perf_counter()
+            mem = LiveTensorBytes(record_timeline=False) if args.track_memory else None
+            if mem is not None:
+                mem.__enter__()
+            loss = cp_loss(model(tok, pos), tgt, args.seq_len)
+            loss.backward()
+            if mem is not None:
+                mem.__exit__(None, None, None)
+            allreduce_grads(model)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            total = loss.detach().clone()
+            if world > 1:
+                dist.all_reduce(total)
+            losses.append(float(total))
+            if rank == 0:
+                extra = f" peak_live={mem.peak / 2**20:.1f}MiB" if mem is not None else ""
+                print(f"step {step:3d} loss {losses[-1]:.4f} time {time.perf_counter() - t0:.3f}s{extra}", flush=True)
+    finally:
+        if started_here:
+            dist.destroy_process_group()
+    return losses
+
+
+if __name__ == "__main__":
+    main()
