@@ -171,8 +171,9 @@ class _ClassGaussianGenerator:
     """
 
     def __init__(self, means, chols, pca, mix: float = 0.0, confuse=None) -> None:
-        self.means, self.chols, self.pca, self.mix = means, chols, pca, mix
+        self.means, self.chols, self.mix = means, chols, mix
         self.confuse = confuse
+        self._components, self._offset = pca.components_, pca.mean_
 
     def sample(self, c, n: int, rng: np.random.Generator) -> np.ndarray:
         c = int(c)
@@ -180,7 +181,7 @@ class _ClassGaussianGenerator:
         cls = np.where(other, self.confuse[c] if self.confuse is not None else c, c)
         eps = rng.standard_normal((n, self.means.shape[1]))
         z = self.means[cls] + np.einsum("nij,nj->ni", self.chols[cls], eps)
-        return self.pca.inverse_transform(z)
+        return z @ self._components + self._offset  # PCA.inverse_transform (whiten=False), without checks
 
 
 @dataclass
@@ -196,7 +197,8 @@ class DigitsTask:
     classifier_accuracy: float
 
     def encoder(self, images) -> np.ndarray:
-        return self.pca.transform(np.asarray(images, dtype=float))
+        """PCA.transform (whiten=False) written out: ``(x - mean) @ components^T``."""
+        return (np.asarray(images, dtype=float) - self.pca.mean_) @ self.pca.components_.T
 
 
 def make_digits_task(

@@ -259,23 +259,44 @@ class ConformalReliability:
                 "call conformalize(X_cal, Y_cal) before predict_set / reliability / score / coverage"
             )
 
-    def predict_set(self, x) -> Ellipsoid | UnionOfBalls:
-        """The prediction set ``C_alpha(x)``: an :class:`Ellipsoid`, or a :class:`UnionOfBalls` for "pcp"."""
-        self._check_fitted()
-        return self._set_from(self.latent_samples(x), self.qhat_)
+    def _samples(self, x, latent_samples) -> np.ndarray:
+        if latent_samples is None:
+            return self.latent_samples(x)
+        Z = np.asarray(latent_samples, dtype=float)
+        if (
+            Z.ndim != 2
+            or Z.shape[1] != self.latent_dim_
+            or len(Z) < (2 if self.set_type == "ellipsoid" else 1)
+        ):
+            raise ValueError(
+                f"latent_samples must have shape (K, {self.latent_dim_}) with K >= "
+                f"{2 if self.set_type == 'ellipsoid' else 1}, got {Z.shape}"
+            )
+        return Z
 
-    def reliability(self, x, return_argmin: bool = False) -> float | tuple[float, np.ndarray]:
+    def predict_set(self, x, latent_samples=None) -> Ellipsoid | UnionOfBalls:
+        """The prediction set ``C_alpha(x)``: an :class:`Ellipsoid`, or a :class:`UnionOfBalls` for "pcp".
+
+        ``latent_samples`` (shape ``(K, d)``): encoded generator samples for ``x`` to build the set from;
+        drawn fresh when ``None``.
+        """
+        self._check_fitted()
+        return self._set_from(self._samples(x, latent_samples), self.qhat_)
+
+    def reliability(
+        self, x, return_argmin: bool = False, latent_samples=None
+    ) -> float | tuple[float, np.ndarray]:
         """``R_alpha(x) = min_{z in C_alpha(x)} m(x, z)`` by multi-start PGD (the samples are extra starts).
 
         With ``return_argmin=True`` also returns the latent minimiser (decode it to see the worst output).
         """
-        res = self.reliability_details(x)
+        res = self.reliability_details(x, latent_samples)
         return (res.value, res.argmin) if return_argmin else res.value
 
-    def reliability_details(self, x) -> WorstCase:
+    def reliability_details(self, x, latent_samples=None) -> WorstCase:
         """Like :meth:`reliability` but returns the full :class:`WorstCase` record."""
         self._check_fitted()
-        Z = self.latent_samples(x)
+        Z = self._samples(x, latent_samples)
         S = self._set_from(Z, self.qhat_)
         kw = {"random_state": int(self._rng.integers(2**31))} | self.optimizer_kwargs
         return worst_case(lambda z: self.metric(x, z), S, "pgd", starts=Z, **kw)

@@ -16,9 +16,12 @@ from ._reliability import ConformalReliability
 __all__ = ["sample_metrics", "average_metric", "worst_of_k"]
 
 
-def sample_metrics(rel: ConformalReliability, x) -> np.ndarray:
-    """Metric values ``m(x, z_k)`` of ``K = rel.n_samples`` fresh encoded generator samples for ``x``."""
-    Z = rel.latent_samples(x)
+def sample_metrics(rel: ConformalReliability, x, latent_samples=None) -> np.ndarray:
+    """Metric values ``m(x, z_k)`` of ``K = rel.n_samples`` encoded generator samples for ``x``.
+
+    The samples are drawn fresh unless ``latent_samples`` (shape ``(K, d)``) are given.
+    """
+    Z = rel.latent_samples(x) if latent_samples is None else np.asarray(latent_samples, dtype=float)
     with torch.no_grad():
         v = rel.metric(x, torch.as_tensor(Z, dtype=torch.float64))
     return np.asarray(v.detach().cpu().numpy(), dtype=float).reshape(len(Z))
