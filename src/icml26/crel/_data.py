@@ -120,19 +120,33 @@ class FittedGaussianGenerator:
         return mu[0].numpy() + eps @ L[0].numpy().T
 
 
+def _adam(params: list[torch.Tensor], loss_fn, steps: int, lr: float, weight_decay: float = 0.0) -> None:
+    """Plain full-batch Adam (beta = 0.9, 0.999), written out: ``torch.optim`` pulls in ``torch._dynamo`` on
+    first use, which costs seconds of import time per process on a small CPU."""
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    for t in range(1, steps + 1):
+        loss = loss_fn()
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g, m_i, v_i in zip(params, grads, m, v):
+                g = g + weight_decay * p
+                m_i.mul_(0.9).add_(g, alpha=0.1)
+                v_i.mul_(0.999).addcmul_(g, g, value=0.001)
+                p.sub_(lr * (m_i / (1 - 0.9**t)) / ((v_i / (1 - 0.999**t)).sqrt() + 1e-8))
+
+
 def fit_gaussian_generator(x: np.ndarray, y: np.ndarray, steps: int, seed: int) -> FittedGaussianGenerator:
     """Train the conditional-Gaussian MLP on ``(x, y)`` with Adam (full batch, ``steps`` steps)."""
     torch.manual_seed(seed)
     model = _GaussMLP(y.shape[1]).double()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     xt, yt = torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y, dtype=torch.float64)
-    for _ in range(steps):
+
+    def nll() -> torch.Tensor:
         mu, L = model(xt)
-        dist = torch.distributions.MultivariateNormal(mu, scale_tril=L)
-        loss = -dist.log_prob(yt).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        return -torch.distributions.MultivariateNormal(mu, scale_tril=L).log_prob(yt).mean()
+
+    _adam(list(model.parameters()), nll, steps, lr=1e-2)
     model.eval()
     return FittedGaussianGenerator(model)
 
@@ -228,13 +242,8 @@ def make_digits_task(
 
     torch.manual_seed(seed)
     lin = nn.Linear(d, 10).double()
-    opt = torch.optim.Adam(lin.parameters(), lr=0.05, weight_decay=1e-3)
     zt, yt = torch.as_tensor(Z_tr), torch.as_tensor(y_tr)
-    for _ in range(clf_steps):
-        loss = nn.functional.cross_entropy(lin(zt), yt)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    _adam(list(lin.parameters()), lambda: nn.functional.cross_entropy(lin(zt), yt), clf_steps, 0.05, 1e-3)
     lin.requires_grad_(False)
     with torch.no_grad():
         acc = float((lin(torch.as_tensor(pca.transform(X_te))).argmax(1).numpy() == y_te).mean())

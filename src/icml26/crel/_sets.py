@@ -235,7 +235,7 @@ class UnionOfBalls:
         k = D.argmin(axis=1)
         dist = D[np.arange(len(a)), k]
         out = a.copy()
-        far = dist > self.radius
+        far = dist > self.radius * (1.0 + _CONTAIN_RTOL) + 1e-12  # the same slack as ``contains``
         if np.any(far):
             c = self.centers[k[far]]
             out[far] = c + (a[far] - c) * (self.radius / dist[far])[:, None]
