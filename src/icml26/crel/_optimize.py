@@ -120,6 +120,23 @@ def _starts(S, metric: Metric, n_random: int, extra, rng: np.random.Generator):
     return np.asarray(piece_idx), np.asarray(U)
 
 
+def _screen(metric: Metric, S, n: int, rng: np.random.Generator, starts):
+    """The 4 best of ``n`` random points in ``S`` (half inside, half on the boundary), added to ``starts``."""
+    pieces = S.pieces()
+    per = max(2, n // len(pieces))
+    pts = []
+    for c, L, r in pieces:
+        v = rng.standard_normal((per, S.dim))
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        rad = r * np.where(np.arange(per) % 2 == 0, rng.random(per) ** (1.0 / S.dim), 1.0)
+        pts.append(c + (rad[:, None] * v) @ L.T)
+    P = np.vstack(pts)
+    with torch.no_grad():
+        vals = _evaluate(metric, torch.as_tensor(P, dtype=torch.float64)).numpy()
+    best = P[np.argsort(vals)[:4]]
+    return best if starts is None else np.vstack([np.atleast_2d(np.asarray(starts, dtype=float)), best])
+
+
 def _pgd(
     metric: Metric,
     C,
@@ -218,6 +235,7 @@ def worst_case(
     tol: float = 1e-7,
     prune: bool = True,
     n_grid: int = 400,
+    n_screen: int = 0,
     random_state=0,
 ) -> WorstCase:
     r"""``min_{z in S} metric(z)`` and its argmin (the "worst plausible output" in latent space).
@@ -241,6 +259,10 @@ def worst_case(
         PGD iteration cap, and the step length (in ``u``, relative to ``1 + r``) below which a run stops.
     prune : bool
         Successive halving of the starts at iterations 20, 40, 80, 160 (keeps the better half, >= 4).
+    n_screen : int
+        If > 0, evaluate the metric at ``n_screen`` random points of the set (half uniform inside each
+        piece, half on its boundary) and add the best 4 as starts: a cheap global screen that finds narrow
+        basins the structured starts can miss (off by default; the reproduction's full run used 0).
     """
     _check_set(S)
     if method not in ("pgd", "grid"):
@@ -258,7 +280,11 @@ def worst_case(
         raise ValueError(f"n_random_starts must be an integer >= 0, got {n_random_starts!r}")
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
+    if not (isinstance(n_screen, int) and n_screen >= 0):
+        raise ValueError(f"n_screen must be an integer >= 0, got {n_screen!r}")
     rng = np.random.default_rng(random_state)
+    if n_screen > 0:
+        starts = _screen(metric, S, n_screen, rng, starts)
     piece, U0 = _starts(S, metric, n_random_starts, starts, rng)
     pieces = S.pieces()
     C = np.stack([pieces[j][0] for j in piece])
