@@ -1,0 +1,190 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.crel import (
+    ConformalReliability,
+    Ellipsoid,
+    UnionOfBalls,
+    average_metric,
+    conformal_quantile,
+    min_calibration_size,
+    worst_of_k,
+)
+
+
+class GaussianGenerator:
+    """y | x ~ N(m(x), diag(s)^2) in R^d, with m(x) = x * a (a test generator)."""
+
+    def __init__(self, d: int = 2, scale=(1.0, 0.3)) -> None:
+        self.d = d
+        self.a = np.linspace(1.0, -1.0, d)
+        self.s = np.resize(np.asarray(scale, dtype=float), d)
+
+    def sample(self, x, n, rng):
+        return float(x) * self.a + rng.standard_normal((n, self.d)) * self.s
+
+
+def linear(w):
+    wt = torch.as_tensor(np.asarray(w, dtype=float))
+    return lambda x, z: z @ wt
+
+
+@pytest.fixture
+def gaussian_generator():
+    return GaussianGenerator()
+
+
+def test_conformal_quantile_rank():
+    s = np.arange(1.0, 10.0)  # n = 9, alpha = 0.1 -> k = ceil(10 * 0.9) = 9: the largest score
+    assert conformal_quantile(s, 0.1) == 9.0
+    assert conformal_quantile(s[:8], 0.1) == math.inf  # n = 8: k = 9 > n
+    assert conformal_quantile([1.0, 2.0, 2.0, 2.0, 3.0], 0.5) == 2.0  # ties: k = 3 -> 2.0
+    assert conformal_quantile(np.arange(100.0), 0.2) == 80.0  # k = ceil(101 * 0.8) = 81 -> value 80
+    assert min_calibration_size(0.1) == 9
+    assert min_calibration_size(0.05) == 19
+    assert min_calibration_size(0.2) == 4
+
+
+def scores_and_splits(seed, set_type, n=400):
+    rng = np.random.default_rng(seed)
+    gen = GaussianGenerator()
+    X = rng.uniform(-1, 1, n)
+    Y = np.stack([gen.sample(x, 1, rng)[0] for x in X])
+    rel = ConformalReliability(gen, None, linear([1.0, 0.0]), 0.9, 16, set_type, random_state=seed)
+    return rel.conformity_scores(X, Y), rng
+
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), set_type=st.sampled_from(["ellipsoid", "ball", "pcp"]))
+def test_coverage_guarantee_over_random_splits(seed, set_type):
+    s, rng = scores_and_splits(seed, set_type)
+    n_cal = 200
+    for alpha in (0.05, 0.1, 0.2):
+        covs = []
+        for _ in range(200):
+            p = rng.permutation(len(s))
+            covs.append(np.mean(s[p[n_cal:]] <= conformal_quantile(s[p[:n_cal]], alpha)))
+        lo, hi = 1 - alpha - 0.01, 1 - alpha + 1 / (n_cal + 1) + 0.01
+        assert lo <= np.mean(covs) <= hi, (alpha, np.mean(covs))
+
+
+def test_conformalize_predict_set_coverage_and_score(gaussian_generator):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, 300)
+    Y = np.stack([gaussian_generator.sample(x, 1, rng)[0] for x in X])
+    rel = ConformalReliability(gaussian_generator, None, linear([1.0, 0.0]), 0.8, 16, random_state=0)
+    assert rel.conformalize(X[:200], Y[:200]) is rel
+    assert rel.qhat_ == conformal_quantile(rel.conformity_scores_, 0.2)
+    S = rel.predict_set(X[0])
+    assert isinstance(S, Ellipsoid) and S.radius == rel.qhat_
+    assert 0.6 <= rel.coverage(X[200:], Y[200:]) <= 1.0
+    r, z = rel.reliability(X[0], return_argmin=True)
+    assert isinstance(r, float) and z.shape == (2,)
+    assert np.isfinite(rel.score(X[:3])) and average_metric(rel, X[:3]).shape == (3,)
+    # R is below the average metric of the samples for a linear metric (the set holds the sample mean)
+    Z = rel.latent_samples(X[1])
+    assert rel.reliability(X[1], latent_samples=Z) <= Z.mean(0) @ np.array([1.0, 0.0]) + 1e-12
+    assert worst_of_k(rel, X[:2]).shape == (2,)
+    assert ConformalReliability.calibrate is ConformalReliability.conformalize
+
+
+def test_pcp_with_one_sample_equals_ball_around_it(gaussian_generator):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, 50)
+    Y = np.stack([gaussian_generator.sample(x, 1, rng)[0] for x in X])
+    kw = dict(confidence_level=0.9, n_samples=1, random_state=3)
+    pcp = ConformalReliability(gaussian_generator, None, linear([0.5, -1.0]), set_type="pcp", **kw)
+    ball = ConformalReliability(gaussian_generator, None, linear([0.5, -1.0]), set_type="ball", **kw)
+    pcp.conformalize(X, Y)
+    ball.conformalize(X, Y)
+    np.testing.assert_allclose(pcp.conformity_scores_, ball.conformity_scores_)
+    P, B = pcp.predict_set(X[0]), ball.predict_set(X[0])
+    assert isinstance(P, UnionOfBalls) and isinstance(B, Ellipsoid)
+    np.testing.assert_allclose(P.centers[0], B.center)
+    assert P.log_volume() == pytest.approx(B.log_volume())
+    assert pcp.reliability(X[1]) == pytest.approx(ball.reliability(X[1]), abs=1e-9)
+
+
+def test_higher_confidence_never_increases_reliability(gaussian_generator):
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, 200)
+    Y = np.stack([gaussian_generator.sample(x, 1, rng)[0] for x in X])
+    m = linear([1.0, 1.0])
+    rels = [ConformalReliability(gaussian_generator, None, m, c, 16) for c in (0.5, 0.8, 0.95)]
+    R = [rel.conformalize(X, Y).reliability(X[0]) for rel in rels]
+    assert R[0] >= R[1] >= R[2]
+
+
+def test_degenerate_samples_do_not_crash():
+    class Constant:
+        def sample(self, x, n, rng):
+            return np.ones((n, 3))
+
+    rel = ConformalReliability(Constant(), None, linear([1.0, 0, 0]), 0.9, 8, random_state=0)
+    rel.conformalize(np.zeros(20), np.ones((20, 3)) + 1e-4)
+    S = rel.predict_set(0.0)
+    assert np.isfinite(S.log_volume())
+    assert np.isfinite(rel.reliability(0.0))
+
+
+# ---------------------------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("level", [0.0, 1.0, 1.5, -0.1])
+def test_confidence_level_outside_unit_interval(gaussian_generator, level):
+    with pytest.raises(ValueError, match=r"confidence_level.*\(0, 1\)"):
+        ConformalReliability(gaussian_generator, None, linear([1.0, 0]), confidence_level=level)
+
+
+def test_calibration_set_too_small_says_how_many(gaussian_generator):
+    rel = ConformalReliability(gaussian_generator, None, linear([1.0, 0]), confidence_level=0.95)
+    with pytest.raises(ValueError, match="at least 19 are needed"):
+        rel.conformalize(np.zeros(18), np.zeros((18, 2)))
+    rel.conformalize(np.zeros(19), np.zeros((19, 2)))  # 19 is enough
+    assert math.isfinite(rel.qhat_)
+
+
+def test_encoder_output_of_wrong_shape(gaussian_generator):
+    def bad_encoder(outputs):
+        return np.asarray(outputs)[:, :1].ravel()  # 1-D instead of (n, d)
+
+    rel = ConformalReliability(gaussian_generator, bad_encoder, linear([1.0]))
+    with pytest.raises(ValueError, match="encoder output .* must have shape"):
+        rel.conformalize(np.zeros(20), np.zeros((20, 2)))
+
+    calls = {"n": 0}
+
+    def drifting_encoder(outputs):  # d changes between calibration outputs and generated samples
+        calls["n"] += 1
+        a = np.asarray(outputs)
+        return a if calls["n"] == 1 else a[:, :1]
+
+    rel = ConformalReliability(gaussian_generator, drifting_encoder, linear([1.0, 0]))
+    msg = r"encoder output for generator samples .* must have shape \(32, 2\)"
+    with pytest.raises(ValueError, match=msg):
+        rel.conformalize(np.zeros(20), np.zeros((20, 2)))
+
+
+def test_other_bad_arguments(gaussian_generator):
+    m = linear([1.0, 0])
+    with pytest.raises(ValueError, match="set_type"):
+        ConformalReliability(gaussian_generator, None, m, set_type="hull")
+    with pytest.raises(ValueError, match="n_samples"):
+        ConformalReliability(gaussian_generator, None, m, n_samples=1, set_type="ellipsoid")
+    with pytest.raises(TypeError, match="generator"):
+        ConformalReliability(object(), None, m)
+    with pytest.raises(ValueError, match="shrinkage"):
+        ConformalReliability(gaussian_generator, None, m, shrinkage=1.5)
+    with pytest.raises(RuntimeError, match="conformalize"):
+        ConformalReliability(gaussian_generator, None, m).predict_set(0.0)
+    with pytest.raises(ValueError, match="Y_cal must hold one output per condition"):
+        ConformalReliability(gaussian_generator, None, m).conformalize(np.zeros(20), np.zeros((19, 2)))
+    rel = ConformalReliability(gaussian_generator, None, lambda x, z: z.sum(), n_samples=4)
+    rel.conformalize(np.zeros(20), np.zeros((20, 2)))
+    with pytest.raises(ValueError, match="metric must map"):
+        rel.reliability(0.0)
+    with pytest.raises(ValueError, match="latent_samples"):
+        rel.predict_set(0.0, latent_samples=np.zeros((4, 3)))
