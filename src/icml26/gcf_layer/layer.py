@@ -301,7 +301,7 @@ class FinitelyConvex(nn.Module):
     # -- feasibility -----------------------------------------------------------------------------------------
     @torch.no_grad()
     def project_(self) -> FinitelyConvex:
-        """Euclidean projection of the candidates onto ``{y in [low, high]^d, sum(y) <= y_budget}`` 
+        """Euclidean projection of the candidates onto ``{y in [low, high]^d, sum(y) <= y_budget}``
         (in place).
 
         Without a budget this is a clamp.  With one, the projection is ``clamp(y - lam, low, high)`` with the
@@ -309,13 +309,15 @@ class FinitelyConvex(nn.Module):
         """
         lo, hi = self.y_bounds if self.y_bounds is not None else (-math.inf, math.inf)
         y = self.y.data
+        raw = y.clone()
         y.clamp_(lo, hi)
         if self.y_budget is not None:
             over = y.sum(1) > self.y_budget
             if over.any():
-                v = y[over]
+                v = raw[over]  # project the raw point (clamping first would not be the Euclidean projection)
                 a = torch.zeros(v.shape[0], 1, dtype=v.dtype)
-                c = (v.max(1, keepdim=True).values - min(lo, self.y_budget / self.dim_y)).clamp_min(0) + 1.0
+                floor = self.y_budget / self.dim_y if lo == -math.inf else min(lo, self.y_budget / self.dim_y)
+                c = (v.max(1, keepdim=True).values - floor).clamp_min(0) + 1.0  # sum(clamp(v - c)) <= budget
                 for _ in range(100):
                     mid = (a + c) / 2
                     too_big = (v - mid).clamp(lo, hi).sum(1, keepdim=True) > self.y_budget
