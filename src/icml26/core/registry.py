@@ -60,7 +60,7 @@ class Experiment:
             if p not in self.seeds or int(self.seeds[p]) < 1:
                 raise ValueError(f"experiment {self.slug!r} must give seeds[{p!r}] >= 1")
         for name, cfg in self.presets.items():
-            if not (is_dataclass(cfg) and type(cfg).__dataclass_params__.frozen):
+            if not (is_dataclass(cfg) and getattr(type(cfg), "__dataclass_params__").frozen):
                 raise TypeError(f"preset {name!r} of {self.slug!r} must be a frozen dataclass instance")
         if not callable(self.run):
             raise TypeError("run must be callable")
