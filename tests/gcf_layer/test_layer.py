@@ -45,8 +45,16 @@ def test_error_shrinks_as_n_grows():
 
 def _random_layer(kernel, n=7, d=2, seed=0, **kw) -> FinitelyConvex:
     g = torch.Generator().manual_seed(seed)
-    return FinitelyConvex(n, d, d, kernel, y_init=torch.rand(n, d, generator=g, dtype=D64),
-                          b_init=torch.rand(n, generator=g, dtype=D64), dtype=D64, **kw)
+    return FinitelyConvex(
+        n,
+        d,
+        d,
+        kernel,
+        y_init=torch.rand(n, d, generator=g, dtype=D64),
+        b_init=torch.rand(n, generator=g, dtype=D64),
+        dtype=D64,
+        **kw,
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -155,8 +163,16 @@ def test_hard_selection_recovers_argmax(seed):
 
 def test_hard_ties_go_to_higher_price():
     # x = 1: option 1 (y=0.5, b=0) and option 2 (y=1, b=0.5) tie at utility 0.5; the default gives 0.
-    layer = FinitelyConvex(2, 1, 1, linear_kernel, y_init=torch.tensor([[0.5], [1.0]], dtype=D64),
-                           b_init=torch.tensor([0.0, 0.5], dtype=D64), default_option=True, dtype=D64)
+    layer = FinitelyConvex(
+        2,
+        1,
+        1,
+        linear_kernel,
+        y_init=torch.tensor([[0.5], [1.0]], dtype=D64),
+        b_init=torch.tensor([0.0, 0.5], dtype=D64),
+        default_option=True,
+        dtype=D64,
+    )
     sel = layer.select(torch.tensor([[1.0]], dtype=D64), "hard")
     assert sel.price.item() == 0.5 and sel.index.item() == 2
 
@@ -199,8 +215,16 @@ def test_projection_box_and_budget():
 @given(st.integers(0, 10_000), st.floats(0.0, 1.0))
 def test_parameter_set_is_convex(seed, t):
     g = torch.Generator().manual_seed(seed)
-    make = lambda: FinitelyConvex(6, 2, 2, y_bounds=(-1.0, 2.0), y_budget=1.5,  # noqa: E731
-                                  y_init=torch.randn(6, 2, generator=g) * 3, generator=g)
+    def make():
+        return FinitelyConvex(
+            6,
+            2,
+            2,
+            y_bounds=(-1.0, 2.0),
+            y_budget=1.5,
+            y_init=torch.randn(6, 2, generator=g) * 3,
+            generator=g,
+        )
     a, b = make(), make()
     assert a.is_feasible() and b.is_feasible()
     with torch.no_grad():
