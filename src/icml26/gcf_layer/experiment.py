@@ -66,6 +66,7 @@ class Config:
     ste_steps: int = 1000
     lr: float = 1e-2
     ste_lr: float = 1e-3
+    lr_unit_demand: float = 3e-2  # the budget-constrained menu needs larger steps
     temp: float = 500.0
     rochet_temp: float = 1000.0
     eval_size: int = 200_000
@@ -131,12 +132,15 @@ def _auction(name: str, cfg: Config, seed: int) -> dict:
         b_init=torch.rand(n, generator=g) * dim,
         generator=g,
     )
+    lr, ste_lr = (cfg.lr, cfg.ste_lr)
+    if name == "unit_demand":
+        lr, ste_lr = cfg.lr_unit_demand, cfg.lr_unit_demand / 10
     mech = MenuMechanism(layer, cost_fn).fit(
         train,
         soft_steps=cfg.soft_steps,
         ste_steps=cfg.ste_steps,
-        lr=cfg.lr,
-        ste_lr=cfg.ste_lr,
+        lr=lr,
+        ste_lr=ste_lr,
         batch_size=batch,
         generator=g,
     )
