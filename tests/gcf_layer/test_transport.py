@@ -58,27 +58,27 @@ def test_c_transform_on_a_pool_matches_brute_force():
 
 def test_translation_under_squared_cost_is_recovered():
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((256, 1))
-    Y = rng.standard_normal((256, 1)) + 3.0
-    ot = GeneralCostOT(lp_cost(2.0), steps=400, lr=5e-2, batch_size=128).fit(X, Y)
+    X = rng.standard_normal((200, 1))
+    Y = rng.standard_normal((200, 1)) + 3.0
+    ot = GeneralCostOT(lp_cost(2.0), steps=1500, lr=1e-2, batch_size=200).fit(X, Y)
     Xte = rng.standard_normal((4000, 1))
     Yte = rng.standard_normal((4000, 1)) + 3.0
     assert l2_uvp(ot.transport(Xte, "soft"), Xte + 3.0, Yte) < 5.0
-    pot = BarycentricOT(lp_cost(2.0)).fit(X, Y)
-    assert l2_uvp(pot.transport(Xte), Xte + 3.0, Yte) < 5.0
+    pot = BarycentricOT(lp_cost(2.0)).fit(X, Y)  # on the samples, the exact plan is the sorted matching
+    assert np.allclose(pot.T_[np.argsort(X[:, 0]), 0], np.sort(Y[:, 0]))
 
 
 def test_monotone_map_for_a_general_cost_in_1d():
     # mu = U[0, 1], nu = law of U^2: the optimal map for every strictly convex h(x - y) is T(x) = x^2
     rng = np.random.default_rng(1)
-    X = rng.random((256, 1))
-    Y = rng.random((256, 1)) ** 2
-    ot = GeneralCostOT(lp_cost(1.5), steps=400, lr=5e-2, batch_size=128).fit(X, Y)
+    X = rng.random((200, 1))
+    Y = rng.random((200, 1)) ** 2
+    ot = GeneralCostOT(lp_cost(1.5), steps=1500, lr=1e-2, batch_size=200).fit(X, Y)
     Xte = rng.random((4000, 1))
     T = ot.transport(Xte, "hard")
     assert l2_uvp(T, Xte**2, rng.random((4000, 1)) ** 2) < 5.0
     order = np.argsort(Xte[:, 0])
-    assert np.all(np.diff(T[order, 0]) >= -1e-6)  # the learned map is monotone, as the truth is
+    assert np.all(np.diff(T[order, 0]) >= -1e-4)  # monotone as the truth is (up to float32 near-ties)
     assert ot.dual_value(X) <= BarycentricOT(lp_cost(1.5)).fit(X, Y).cost_ + 1e-4  # weak duality
 
 
