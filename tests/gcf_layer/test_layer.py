@@ -264,3 +264,11 @@ def test_bad_inputs_raise_naming_the_argument():
         layer(torch.zeros(3, 2, dtype=D64))
     with pytest.raises(ValueError, match="selection"):
         layer(torch.zeros(3, 2), "argmax")
+
+
+def test_projection_onto_a_halfspace_without_box():
+    v = torch.randn(40, 3, generator=torch.Generator().manual_seed(3), dtype=D64) * 3
+    layer = FinitelyConvex(40, 3, 3, y_budget=1.0, y_init=v, dtype=D64)
+    over = v.sum(1) > 1.0
+    expected = torch.where(over[:, None], v - ((v.sum(1) - 1.0) / 3)[:, None], v)  # closed form
+    assert torch.allclose(layer.y, expected, atol=1e-9)
