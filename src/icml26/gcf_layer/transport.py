@@ -66,13 +66,13 @@ class GeneralCostOT:
     .. math::  D(b) = \mathbb{E}_{X \sim \mu}\big[u(X)\big] + \frac1M \sum_i b_i ,
 
     which is concave in ``b`` (the layer's value is a min of affine functions of ``b``) and whose supremum is
-    the optimal transport cost from ``mu`` to the empirical target.  With ``selection="ste"`` (default) the
-    forward pass uses the exact min and the backward pass the log-sum-exp weights (``temp``), which smooths
-    the otherwise one-hot stochastic gradients.  The map is the potential's choice,
-    ``T(x) = Y_{i*(x)}`` (``transport(X, "hard")``), which equals the twist formula
+    the optimal transport cost from ``mu`` to the empirical target.  Training uses the exact min
+    (``selection="hard"``: Danskin gradients through each source point's winning candidate); ``"ste"`` and
+    ``"soft"`` use the log-sum-exp weights (``temp``) in the backward pass instead.  The map is the
+    potential's choice ``T(x) = Y_{i*(x)}`` (``transport(X, "hard")``), which equals the twist formula
     ``T(x) = x - (grad h)^{-1}(grad u(x))``; ``transport(X, "soft")`` applies the twist formula to the
-    log-sum-exp smoothed potential and gives a continuous map.  Unlike a discrete OT plan it is defined out of
-    sample.
+    log-sum-exp smoothed potential and gives a continuous map.  Unlike a discrete OT plan, both are defined
+    out of sample.  (The paper also learns the candidates; see ``docs/gcf_layer.md`` for why we fix them.)
 
     Parameters
     ----------
@@ -82,7 +82,7 @@ class GeneralCostOT:
         to 0.
     batch_size: source points per step.
     temp: inverse temperature relative to the cost spread (the layer's ``temp`` is ``temp / std(C)``).
-    selection: training selection, ``"ste"``, ``"soft"`` or ``"hard"``.
+    selection: training selection, ``"hard"`` (default), ``"ste"`` or ``"soft"``.
     seed: seed for the minibatches.
     """
 
@@ -122,7 +122,8 @@ class GeneralCostOT:
         Yt = torch.as_tensor(Y, dtype=self.dtype)
         d, M = X.shape[1], Y.shape[0]
         C = self.cost(Xt, Yt)  # (N, M): the candidates are fixed, so the cost matrix is computed once
-        scale = float(C.std()) or 1.0
+        scale = float(C.std()) if C.numel() > 1 else 1.0
+        scale = scale if math.isfinite(scale) and scale > 0 else 1.0
         self.potential_ = FinitelyConvex(
             M,
             d,
