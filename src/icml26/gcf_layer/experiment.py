@@ -62,7 +62,7 @@ class Config:
     train_size: int = 65536
     batch_big: int = 2048
     batch_small: int = 1024
-    soft_steps: int = 2000
+    soft_steps: int = 3000
     ste_steps: int = 1000
     lr: float = 1e-2
     ste_lr: float = 1e-3
