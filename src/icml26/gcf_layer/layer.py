@@ -22,8 +22,7 @@ class Selection(NamedTuple):
 
     value: ``(B,)`` the (smoothed) value ``f(x)``; choice: ``(B, dim_y)`` the selected candidate
     ``sum_j w_j y_j``; price: ``(B,)`` the selected offset ``sum_j w_j b_j``; weights: ``(B, m)`` the
-    selection
-    weights (one-hot for ``hard``); index: ``(B,)`` the hard arg-max ``j*(x)``.
+    selection weights (one-hot for ``hard``); index: ``(B,)`` the hard arg-max ``j*(x)``.
     """
 
     value: torch.Tensor
@@ -36,15 +35,15 @@ class Selection(NamedTuple):
 def _check_kernel(kernel: Kernel, dim_x: int, dim_y: int, dtype: torch.dtype) -> None:
     if not callable(kernel):
         raise TypeError(f"kernel must be callable k(x, y) -> (B, n) tensor, got {type(kernel).__name__}")
-    x = torch.rand(3, dim_x, dtype=dtype)
-    y = torch.rand(4, dim_y, dtype=dtype)
+    # fixed probe points in (0, 1): no draw from the global random state
+    x = torch.linspace(0.1, 0.9, 3 * dim_x, dtype=dtype).reshape(3, dim_x)
+    y = torch.linspace(0.2, 0.8, 4 * dim_y, dtype=dtype).reshape(4, dim_y)
     try:
         out = kernel(x, y)
     except Exception as e:  # noqa: BLE001 - any failure means the signature is wrong
         raise TypeError(
             f"kernel must accept (x of shape (B, dim_x), y of shape (n, dim_y)) and return (B, n); "
-            f"calling it on "
-            f"shapes {tuple(x.shape)}, {tuple(y.shape)} failed: {e}"
+            f"calling it on shapes {tuple(x.shape)}, {tuple(y.shape)} failed: {e}"
         ) from e
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (3, 4):
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
@@ -62,8 +61,7 @@ class FinitelyConvex(nn.Module):
 
     with parameters :math:`\theta = (y_1..y_n, b_1..b_n)` (``self.y``, ``self.b``).  Any max of kernel pieces
     is k-convex by construction; finitely many pieces are uniformly dense in the k-convex functions on compact
-    sets
-    (Nehzati 2026, Thm 5.1).  When ``k`` is differentiable in ``x`` the gradient is
+    sets (Nehzati 2026, Thm 5.1).  When ``k`` is differentiable in ``x`` the gradient is
     :math:`\nabla f(x) = \nabla_x k(x, y_{j^*(x)})` almost everywhere (Danskin), which is what
     :meth:`gradient` returns for ``selection="hard"``.  With ``mode="concave"`` the layer is the finitely
     c-concave function :math:`u(x) = \min_j [k(x, y_j) - b_j]` (``k`` is then a cost ``c``).
