@@ -1,0 +1,468 @@
+"""Reproduction: optimal auctions with known optima and general-cost transport maps with known truths.
+
+Auctions (train on a sample of types, report HARD-selection revenue on a fresh sample): 1 item U[0,1]
+(revenue 1/4), 2 additive items U[0,1]^2 (Manelli-Vincent, 0.549201; pure bundling 0.544331, separate sales
+0.5), Mussa-Rosen (k = xy, cost y^2/2, profit 1/12), a square-root kernel (k = x sqrt(y), cost y^2/2, profit
+(9/28) 2^(-4/3)), 2 unit-demand items (posted-price bound 2/(3 sqrt 3)); RochetNet on the linear settings.
+Transport: mu = N(0,1) to Exp(1) or a bimodal mixture in 1-D, and a 2-D product of mixtures and Gaussians,
+costs |x-y|^p / p with p in {1.5, 3}; truth = (coordinate-wise) monotone rearrangement; L2-UVP vs POT.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+import ot  # noqa: E402, F401  (the [ot] extra: the POT baseline needs it)
+import torch  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from icml26.core import (  # noqa: E402
+    Experiment,
+    Report,
+    judge_every,
+    judge_superiority,
+    judge_threshold,
+    mean_ci,
+    register,
+    seed_everything,
+)
+
+from .baselines import BarycentricOT, PureBundling, RochetNet, SeparateSales  # noqa: E402
+from .kernels import linear_kernel, lp_cost, sqrt_value_kernel  # noqa: E402
+from .layer import FinitelyConvex  # noqa: E402
+from .mechanism import MenuMechanism  # noqa: E402
+from .transport import GeneralCostOT, l2_uvp  # noqa: E402
+
+# ground truths (spec section 5; closed forms)
+ONE_ITEM = 0.25
+MV_OPT = 4 / 9 + 2 * math.sqrt(2) / 27  # 0.549201
+MV_PRICES = (2 / 3, 2 / 3, (4 - math.sqrt(2)) / 3)
+BUNDLE_PRICE = math.sqrt(2 / 3)
+BUNDLE_OPT = (2 / 3) * math.sqrt(2 / 3)  # 0.544331
+SEPARATE_OPT = 0.5
+MUSSA_ROSEN = 1 / 12
+SQRT_KERNEL = (9 / 28) * 2 ** (-4 / 3)  # 0.127559
+UNIT_DEMAND_POSTED = 2 / (3 * math.sqrt(3))  # 0.384900
+
+AUCTIONS = ("one_item", "mv", "mussa_rosen", "sqrt", "unit_demand")
+OT_CASES = ("1d-exp-p1.5", "1d-exp-p3", "1d-bimodal-p1.5", "1d-bimodal-p3", "2d-mix-p1.5", "2d-mix-p3")
+
+
+@dataclass(frozen=True)
+class Config:
+    auctions: tuple[str, ...] = AUCTIONS
+    n_big: int = 128  # menu size, 2-item settings
+    n_small: int = 32  # menu size, 1-item settings
+    train_size: int = 65536
+    batch_big: int = 2048
+    batch_small: int = 1024
+    soft_steps: int = 3000
+    ste_steps: int = 1000
+    lr: float = 1e-2
+    ste_lr: float = 1e-3
+    lr_unit_demand: float = 3e-2  # the budget-constrained menu needs larger steps
+    temp: float = 500.0
+    rochet_temp: float = 1000.0
+    eval_size: int = 200_000
+    ot_cases: tuple[str, ...] = OT_CASES
+    ot_samples: int = 1024  # per side
+    ot_steps: int = 1500
+    ot_batch: int = 256
+    ot_lr: float = 1e-2
+    ot_temp: float = 100.0
+    ot_test: int = 20_000
+
+
+QUICK = Config(
+    n_big=32,
+    n_small=16,
+    train_size=8192,
+    batch_big=512,
+    batch_small=512,
+    soft_steps=250,
+    ste_steps=100,
+    lr=3e-2,
+    ste_lr=3e-3,
+    eval_size=50_000,
+    ot_cases=("1d-exp-p3", "2d-mix-p3"),
+    ot_samples=256,
+    ot_steps=300,
+    ot_batch=128,
+    ot_test=5000,
+)
+FULL = Config()
+
+
+# -------------------------------------------------------------------------------------------- auctions
+def _quad_cost(y: torch.Tensor) -> torch.Tensor:
+    return (y**2).sum(1) / 2
+
+
+_SETTINGS = {  # name: (dim, kernel, seller cost, y_budget, big menu?)
+    "one_item": (1, linear_kernel, None, None, False),
+    "mv": (2, linear_kernel, None, None, True),
+    "mussa_rosen": (1, linear_kernel, _quad_cost, None, False),
+    "sqrt": (1, sqrt_value_kernel, _quad_cost, None, False),
+    "unit_demand": (2, linear_kernel, None, 1.0, True),
+}
+
+
+def _auction(name: str, cfg: Config, seed: int) -> dict:
+    dim, kernel, cost_fn, budget, big = _SETTINGS[name]
+    n, batch = (cfg.n_big, cfg.batch_big) if big else (cfg.n_small, cfg.batch_small)
+    seed_everything(seed)
+    g = torch.Generator().manual_seed(seed)
+    train = torch.rand(cfg.train_size, dim, generator=g)
+    fresh = torch.rand(cfg.eval_size, dim, generator=g)  # revenue is measured on fresh types only
+    layer = FinitelyConvex(
+        n,
+        dim,
+        dim,
+        kernel,
+        y_bounds=(0.0, 1.0),
+        y_budget=budget,
+        default_option=True,
+        temp=cfg.temp,
+        b_init=torch.rand(n, generator=g) * dim,
+        generator=g,
+    )
+    lr, ste_lr = (cfg.lr, cfg.ste_lr)
+    if name == "unit_demand":
+        lr, ste_lr = cfg.lr_unit_demand, cfg.lr_unit_demand / 10
+    mech = MenuMechanism(layer, cost_fn).fit(
+        train,
+        soft_steps=cfg.soft_steps,
+        ste_steps=cfg.ste_steps,
+        lr=lr,
+        ste_lr=ste_lr,
+        batch_size=batch,
+        generator=g,
+    )
+    _, _, util = mech.outcomes(fresh)
+    out = {
+        "gcf": mech.revenue(fresh),
+        "gcf_soft_train": mech.revenue(train, hard=False),
+        "min_utility": float(util.min()),
+    }
+    if kernel is linear_kernel and cost_fn is None and budget is None:  # RochetNet's class: same budget
+        rn = RochetNet(n, dim, temp=cfg.rochet_temp, generator=g).fit(
+            train, steps=cfg.soft_steps + cfg.ste_steps, lr=cfg.lr, batch_size=batch, generator=g
+        )
+        out["rochetnet"] = rn.revenue(fresh)
+    if name == "mv":
+        x = fresh.numpy().astype(float)
+        out["bundling"] = PureBundling(BUNDLE_PRICE).fit(x).revenue(x)
+        out["separate"] = SeparateSales(0.5).fit(x).revenue(x)
+        out["bundling_tuned"] = PureBundling().fit(train.numpy().astype(float)).revenue(x)
+        alloc, price = mech.menu()
+        out["menu"] = {"alloc": alloc.tolist(), "price": price.tolist()}
+    return out
+
+
+# ------------------------------------------------------------------------------------------- transport
+_MIX_MEANS, _MIX_SD = (-2.0, 0.0, 2.0), 0.5  # 3-component mixture for the 2-D case (inferred, see docs)
+_BI_MEANS = (-2.0, 2.0)
+
+
+def _mix_sample(rng: np.random.Generator, n: int, means: tuple[float, ...], sd: float) -> np.ndarray:
+    return np.asarray(means)[rng.integers(0, len(means), n)] + sd * rng.standard_normal(n)
+
+
+def _mix_quantile(u: np.ndarray, means: tuple[float, ...], sd: float) -> np.ndarray:
+    grid = np.linspace(min(means) - 9 * sd, max(means) + 9 * sd, 40001)
+    cdf = np.mean([stats.norm.cdf(grid, m, sd) for m in means], axis=0)
+    return np.interp(u, cdf, grid)
+
+
+def _ot_data(case: str, rng: np.random.Generator, n: int):
+    """Samples (X ~ mu, Y ~ nu) and the exact map T* for ``case``."""
+    dim, target, _ = case.split("-")
+    if dim == "1d":
+        X = rng.standard_normal((n, 1))
+        if target == "exp":
+            Y = rng.exponential(size=(n, 1))
+
+            def T(x):
+                return -stats.norm.logsf(x)
+        else:
+            Y = _mix_sample(rng, n, _BI_MEANS, _MIX_SD)[:, None]
+
+            def T(x):
+                return _mix_quantile(stats.norm.cdf(x), _BI_MEANS, _MIX_SD)
+
+        return X, Y, T
+    # 2-D: mu = mixture x N(0, 1.5^2)  ->  nu = N(0, 1.5^2) x mixture; separable cost => coordinate-wise maps
+    X = np.column_stack([_mix_sample(rng, n, _MIX_MEANS, _MIX_SD), 1.5 * rng.standard_normal(n)])
+    Y = np.column_stack([1.5 * rng.standard_normal(n), _mix_sample(rng, n, _MIX_MEANS, _MIX_SD)])
+
+    def T(x):
+        u1 = np.mean([stats.norm.cdf(x[:, 0], m, _MIX_SD) for m in _MIX_MEANS], axis=0)
+        return np.column_stack(
+            [stats.norm.ppf(u1, 0, 1.5), _mix_quantile(stats.norm.cdf(x[:, 1], 0, 1.5), _MIX_MEANS, _MIX_SD)]
+        )
+
+    return X, Y, T
+
+
+def _transport(case: str, cfg: Config, seed: int) -> dict:
+    seed_everything(seed)
+    rng = np.random.default_rng(seed)
+    p = float(case.split("-p")[1])
+    cost = lp_cost(p)
+    X, Y, T_star = _ot_data(case, rng, cfg.ot_samples)
+    Xte, Yte, _ = _ot_data(case, rng, cfg.ot_test)
+    truth = T_star(Xte)
+    gcf = GeneralCostOT(
+        cost, steps=cfg.ot_steps, lr=cfg.ot_lr, batch_size=cfg.ot_batch, temp=cfg.ot_temp, seed=seed
+    ).fit(X, Y)
+    pot = BarycentricOT(cost).fit(X, Y)
+    out = {
+        "gcf_soft": l2_uvp(gcf.transport(Xte, "soft"), truth, Yte),
+        "gcf_hard": l2_uvp(gcf.transport(Xte, "hard"), truth, Yte),
+        "pot": l2_uvp(pot.transport(Xte), truth, Yte),
+        "dual_gap": (pot.cost_ - gcf.dual_value(X)) / pot.cost_,
+    }
+    if seed == 0:  # curves for the figure
+        if X.shape[1] == 1:
+            grid = np.linspace(-2.5, 2.5, 201)[:, None]
+        else:
+            t = np.linspace(-4, 4, 201)
+            grid = np.concatenate(
+                [np.column_stack([t, np.zeros_like(t)]), np.column_stack([np.zeros_like(t), t])]
+            )
+        out["curve"] = {
+            "x": grid.tolist(),
+            "truth": T_star(grid).tolist(),
+            "soft": gcf.transport(grid, "soft").tolist(),
+            "hard": gcf.transport(grid, "hard").tolist(),
+            "pot": pot.transport(grid).tolist(),
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------- figures
+def _menu_figure(menu: dict) -> Figure:
+    t = np.linspace(0, 1, 301)
+    xx = torch.tensor(np.stack(np.meshgrid(t, t), -1).reshape(-1, 2), dtype=torch.float32)
+
+    def items(alloc, price):
+        a, p = torch.tensor(alloc, dtype=torch.float32), torch.tensor(price, dtype=torch.float32)
+        u = xx @ a.T - p
+        best = u.max(1, keepdim=True).values
+        idx = torch.where(u >= best, p.expand_as(u), torch.full_like(u, -math.inf)).argmax(1)
+        return a[idx].sum(1).reshape(len(t), len(t)).numpy()
+
+    truth = items([[0, 0], [1, 0], [0, 1], [1, 1]], [0, *MV_PRICES])
+    fig = Figure(figsize=(9, 4))
+    for k, (z, title) in enumerate(
+        [
+            (items(menu["alloc"], menu["price"]), "learned (GCF layer, seed 0)"),
+            (truth, "Manelli-Vincent optimum"),
+        ]
+    ):
+        ax = fig.add_subplot(1, 2, k + 1)
+        im = ax.imshow(z, origin="lower", extent=(0, 1, 0, 1), vmin=0, vmax=2, cmap="viridis")
+        ax.set(title=title, xlabel="value item 1", ylabel="value item 2")
+    fig.colorbar(im, ax=fig.axes, label="expected number of items allocated")
+    return fig
+
+
+def _ot_figure(curves: dict[str, dict]) -> Figure:
+    fig = Figure(figsize=(4 * len(curves), 3.4))
+    for k, (case, c) in enumerate(curves.items()):
+        ax = fig.add_subplot(1, len(curves), k + 1)
+        x = np.asarray(c["x"])
+        col, xs = (0, x[:, 0]) if x.shape[1] == 1 else (0, x[: len(x) // 2, 0])
+        sl = slice(None) if x.shape[1] == 1 else slice(0, len(x) // 2)
+        for key, style in (("truth", "k-"), ("soft", "C0-"), ("hard", "C0:"), ("pot", "C1--")):
+            ax.plot(
+                xs, np.asarray(c[key])[sl, col], style, lw=1.2, label=key if key != "soft" else "GCF (twist)"
+            )
+        ax.set(title=case + ("" if x.shape[1] == 1 else " (T_1 along x_2=0)"), xlabel="x", ylabel="T(x)")
+        if k == 0:
+            ax.legend(fontsize=7)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------- run
+def _vals(rows: list[dict], key: str) -> list[float]:
+    return [r[key] for r in rows]
+
+
+def run(config: Config, seeds: list[int], progress) -> Report:
+    torch.set_num_threads(1)
+    report = Report()
+    auc: dict[str, list[dict]] = {a: [] for a in config.auctions}
+    otr: dict[str, list[dict]] = {c: [] for c in config.ot_cases}
+    for s in progress.track(seeds, description="gcf_layer seeds"):
+        for a in config.auctions:
+            auc[a].append(progress.cached(f"seed{s}-auction-{a}", lambda a=a, s=s: _auction(a, config, s)))
+        for c in config.ot_cases:
+            otr[c].append(progress.cached(f"seed{s}-ot-{c}", lambda c=c, s=s: _transport(c, config, s)))
+
+    truths = {
+        "one_item": ONE_ITEM,
+        "mv": MV_OPT,
+        "mussa_rosen": MUSSA_ROSEN,
+        "sqrt": SQRT_KERNEL,
+        "unit_demand": UNIT_DEMAND_POSTED,
+    }
+    rows = []
+    for a, rs in auc.items():
+        row = {"setting": a, "truth": truths[a], "gcf (hard, fresh)": str(mean_ci(_vals(rs, "gcf")))}
+        if "rochetnet" in rs[0]:
+            row["rochetnet"] = str(mean_ci(_vals(rs, "rochetnet")))
+        row["gcf soft (train)"] = str(mean_ci(_vals(rs, "gcf_soft_train")))
+        row["min buyer utility"] = min(_vals(rs, "min_utility"))
+        rows.append(row)
+    report.add_table(
+        "auctions",
+        rows,
+        "Revenue (profit where the seller has a cost), mean ± std over seeds; "
+        "hard selection on fresh types. 'truth' is the closed-form optimum (posted-price bound for "
+        "unit demand).",
+    )
+    report.metrics["auctions"] = {
+        a: [{k: v for k, v in r.items() if k != "menu"} for r in rs] for a, rs in auc.items()
+    }
+
+    if "one_item" in auc:
+        report.add_claim(
+            judge_threshold(
+                "auction_one_item",
+                "1 item, value U[0,1]: the learned menu's revenue is within 0.003 of 1/4",
+                ("|revenue - 1/4|", [abs(v - ONE_ITEM) for v in _vals(auc["one_item"], "gcf")]),
+                threshold=0.003,
+                sense="<=",
+            )
+        )
+    if "mv" in auc:
+        mv = _vals(auc["mv"], "gcf")
+        report.add_claim(
+            judge_threshold(
+                "auction_two_items",
+                "2 additive items U[0,1]^2: revenue >= 0.5460 (optimum 0.549201)",
+                ("GCF layer revenue", mv),
+                threshold=0.5460,
+                sense=">=",
+            )
+        )
+        report.add_claim(
+            judge_superiority(
+                "auction_beats_bundling",
+                "2 additive items: the learned menu beats pure bundling (0.544331) and "
+                "separate sales (0.5), paired on the same fresh types",
+                ("GCF layer", mv),
+                {
+                    "pure bundling": _vals(auc["mv"], "bundling"),
+                    "separate sales": _vals(auc["mv"], "separate"),
+                },
+                test="ttest",
+            )
+        )
+        wins = sum(m > b for m, b in zip(mv, _vals(auc["mv"], "bundling")))
+        report.add_note(
+            f"2-item menu beats pure bundling in {wins} of {len(mv)} seeds (closed-form bundle price; "
+            f"bundling with a grid-tuned price: {mean_ci(_vals(auc['mv'], 'bundling_tuned'))})."
+        )
+        report.add_figure(
+            "mv_menu",
+            _menu_figure(auc["mv"][0]["menu"]),
+            "Allocation regions of the learned 2-item menu (seed 0) and of the Manelli-Vincent "
+            "optimum: colour = expected number of items the buyer of that type receives.",
+        )
+    for a, val, cid in (
+        ("mussa_rosen", MUSSA_ROSEN, "auction_mussa_rosen"),
+        ("sqrt", SQRT_KERNEL, "auction_sqrt_kernel"),
+    ):
+        if a in auc:
+            report.add_claim(
+                judge_threshold(
+                    cid,
+                    f"{a.replace('_', '-')}: profit within 2% of the closed form {val:.6f}",
+                    ("relative error", [abs(v - val) / val for v in _vals(auc[a], "gcf")]),
+                    threshold=0.02,
+                    sense="<=",
+                )
+            )
+    if "unit_demand" in auc:
+        report.add_claim(
+            judge_threshold(
+                "auction_unit_demand",
+                "2 unit-demand items: revenue reaches the posted-price bound 0.3849 (- 0.002)",
+                ("GCF layer revenue", _vals(auc["unit_demand"], "gcf")),
+                threshold=UNIT_DEMAND_POSTED - 0.002,
+                sense=">=",
+            )
+        )
+    lin = [a for a in auc if "rochetnet" in auc[a][0]]
+    if lin:
+        diffs = [abs(r["gcf"] - r["rochetnet"]) for a in lin for r in auc[a]]
+        report.add_claim(
+            judge_every(
+                "rochetnet_agreement",
+                "with linear utilities the GCF layer and RochetNet agree within 0.005 "
+                f"(settings: {', '.join(lin)}; same menu size, steps and types)",
+                ("|GCF - RochetNet| revenue", diffs),
+                bound=0.005,
+                sense="<=",
+            )
+        )
+
+    if otr:
+        report.add_table(
+            "transport",
+            [
+                {
+                    "case": c,
+                    "GCF twist map": str(mean_ci(_vals(rs, "gcf_soft"))),
+                    "GCF hard map": str(mean_ci(_vals(rs, "gcf_hard"))),
+                    "POT emd + barycentric": str(mean_ci(_vals(rs, "pot"))),
+                    "dual gap vs emd": str(mean_ci(_vals(rs, "dual_gap"))),
+                }
+                for c, rs in otr.items()
+            ],
+            "L2-UVP (%) on fresh source points against the exact map, mean ± std over seeds; dual gap = "
+            "(emd cost - GCF dual) / emd cost on the training samples.",
+        )
+        report.metrics["transport"] = {
+            c: [{k: v for k, v in r.items() if k != "curve"} for r in rs] for c, rs in otr.items()
+        }
+        for dim, bound in (("1d", 5.0), ("2d", 10.0)):
+            cases = [c for c in otr if c.startswith(dim)]
+            if cases:
+                report.add_claim(
+                    judge_every(
+                        f"ot_{dim}_uvp",
+                        f"{dim.upper()} transport, costs |x-y|^p with p != 2: L2-UVP < {bound:g}% "
+                        f"against the exact map (cases: {', '.join(cases)})",
+                        ("GCF L2-UVP (%)", [r["gcf_soft"] for c in cases for r in otr[c]]),
+                        bound=bound,
+                        sense="<=",
+                        baselines={"POT emd + barycentric": [r["pot"] for c in cases for r in otr[c]]},
+                    )
+                )
+        curves = {c: rs[0]["curve"] for c, rs in otr.items() if "curve" in rs[0]}
+        if curves:
+            report.add_figure("ot_maps", _ot_figure(curves), "Learned vs exact transport maps (seed 0).")
+    return report
+
+
+register(
+    Experiment(
+        slug="gcf_layer",
+        title="Universal Representation of Generalized Convex Functions and their Gradients",
+        paper="Moeen Nehzati, ICML 2026, arXiv 2509.04477",
+        presets={"quick": QUICK, "full": FULL},
+        seeds={"quick": 3, "full": 5},
+        run=run,
+        component="FinitelyConvex layer (soft/hard/STE), MenuMechanism auctions, GeneralCostOT maps, l2_uvp",
+        extras=("ot",),
+    )
+)

@@ -1,0 +1,153 @@
+"""Revenue-optimal menus for one buyer: the auction problem as training one :class:`FinitelyConvex` layer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from .layer import FinitelyConvex
+
+__all__ = ["MenuMechanism", "check_types"]
+
+
+def check_types(types: torch.Tensor, dim: int, dtype: torch.dtype, name: str = "types") -> torch.Tensor:
+    """Validate a batch of buyer types: a finite ``(S, dim)`` tensor of ``dtype`` with ``S >= 1``."""
+    if not isinstance(types, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (S, {dim}), got {type(types).__name__}")
+    if types.ndim != 2 or types.shape[1] != dim or types.shape[0] < 1:
+        raise ValueError(f"{name} must have shape (S, {dim}) with S >= 1, got {tuple(types.shape)}")
+    if types.dtype != dtype:
+        raise TypeError(f"{name} must have dtype {dtype}, got {types.dtype}")
+    if not torch.isfinite(types).all():
+        raise ValueError(f"{name} must be finite (no NaN/inf)")
+    return types
+
+
+class MenuMechanism:
+    r"""A menu of (allocation, price) pairs that a buyer of type ``x`` chooses from by maximising utility.
+
+    The buyer's utility is the layer itself, :math:`u(x) = \max_j [k(x, y_j) - b_j]` with the outside option
+    ``(0, 0)``: candidates ``y_j`` are allocations (lotteries), offsets ``b_j`` are prices.  Incentive
+    compatibility holds by construction (the buyer takes the arg-max) and individual rationality through the
+    outside option, so designing the auction is the single-level problem
+
+    .. math::  \max_\theta \; \mathbb{E}_x\big[ b_{j^*(x)} - \text{cost}(y_{j^*(x)}) \big],
+
+    trained on a sample of types with a soft arg-max (``sum_j w_j b_j``) and then a straight-through phase
+    whose forward pass is the exact arg-max (Nehzati 2026, Sec. on auctions; RochetNet is the special case of
+    a linear kernel).  Revenue is always reported with hard selection.
+
+    Parameters
+    ----------
+    layer: a convex-mode :class:`FinitelyConvex` with ``default_option=True`` (the outside option).
+    cost_fn: optional seller cost ``cost(allocations (B, dim_y)) -> (B,)``, e.g.
+        ``lambda y: (y**2).sum(1)/2``;
+        the objective and :meth:`revenue` are then profit = price - cost.
+    """
+
+    def __init__(
+        self, layer: FinitelyConvex, cost_fn: Callable[[torch.Tensor], torch.Tensor] | None = None
+    ) -> None:
+        if not isinstance(layer, FinitelyConvex):
+            raise TypeError(f"layer must be a FinitelyConvex, got {type(layer).__name__}")
+        if layer.mode != "convex":
+            raise ValueError(f"layer.mode must be 'convex' (buyer utility is a max), got {layer.mode!r}")
+        if not layer.default_option:
+            raise ValueError("layer.default_option must be True: the outside option (0, 0) makes the menu IR")
+        if cost_fn is not None and not callable(cost_fn):
+            raise TypeError(
+                f"cost_fn must be callable allocations -> (B,) costs, got {type(cost_fn).__name__}"
+            )
+        self.layer = layer
+        self.cost_fn = cost_fn
+        self.history_: list[dict] = []
+
+    def _profit(self, types: torch.Tensor, selection: str) -> torch.Tensor:
+        sel = self.layer.select(types, selection)
+        profit = sel.price
+        if self.cost_fn is not None:
+            profit = profit - self.cost_fn(sel.choice)
+        return profit
+
+    def fit(
+        self,
+        types: torch.Tensor,
+        *,
+        soft_steps: int = 3000,
+        ste_steps: int = 1000,
+        lr: float = 1e-2,
+        ste_lr: float = 1e-3,
+        batch_size: int | None = None,
+        grad_clip: float = 5.0,
+        generator: torch.Generator | None = None,
+        log_every: int = 100,
+    ) -> MenuMechanism:
+        """Maximise mean profit over ``types`` (``(S, dim_x)`` sample of the type distribution).
+
+        Schedule ``soft -> ste``: ``soft_steps`` of Adam (``lr``, cosine decay to ``lr/10``) on the soft
+        objective, then ``ste_steps`` of Adam (``ste_lr``, cosine decay) on the straight-through objective.
+        Candidates are projected back into their convex set after every step.  Full batch unless
+        ``batch_size`` is given.  ``history_`` records the objective every ``log_every`` steps.
+        """
+        types = check_types(types, self.layer.dim_x, self.layer.y.dtype)
+        for name, v, lo in (
+            ("soft_steps", soft_steps, 0),
+            ("ste_steps", ste_steps, 0),
+            ("log_every", log_every, 1),
+        ):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if soft_steps + ste_steps < 1:
+            raise ValueError("soft_steps + ste_steps must be >= 1")
+        for name, v in (("lr", lr), ("ste_lr", ste_lr), ("grad_clip", grad_clip)):
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+        ):
+            raise ValueError(f"batch_size must be None or an integer >= 1, got {batch_size!r}")
+        S = types.shape[0]
+        step = 0
+        for phase, n_steps, phase_lr in (("soft", soft_steps, lr), ("ste", ste_steps, ste_lr)):
+            if n_steps == 0:
+                continue
+            opt = torch.optim.Adam(self.layer.parameters(), lr=phase_lr)
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_steps, eta_min=phase_lr / 10)
+            for _ in range(n_steps):
+                batch = types
+                if batch_size is not None and batch_size < S:
+                    batch = types[torch.randint(0, S, (batch_size,), generator=generator)]
+                loss = -self._profit(batch, phase).mean()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.layer.parameters(), grad_clip)
+                opt.step()
+                sched.step()
+                self.layer.project_()
+                if step % log_every == 0:
+                    self.history_.append({"step": step, "phase": phase, "objective": -float(loss.detach())})
+                step += 1
+        return self
+
+    @torch.no_grad()
+    def outcomes(
+        self, types: torch.Tensor, hard: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(allocations (S, dim_y), payments (S,), utilities (S,))`` of each type under the menu."""
+        types = check_types(types, self.layer.dim_x, self.layer.y.dtype)
+        sel = self.layer.select(types, "hard" if hard else "soft")
+        return sel.choice, sel.price, sel.value
+
+    @torch.no_grad()
+    def revenue(self, types: torch.Tensor, hard: bool = True) -> float:
+        """Mean payment minus seller cost over ``types`` (use FRESH types; hard is exactly IC/IR)."""
+        types = check_types(types, self.layer.dim_x, self.layer.y.dtype)
+        return float(self._profit(types, "hard" if hard else "soft").mean())
+
+    @torch.no_grad()
+    def menu(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(allocations (m, dim_y), prices (m,))``, the outside option ``(0, 0)`` first."""
+        Y, b = self.layer.options()
+        return Y.detach().clone(), b.detach().clone()

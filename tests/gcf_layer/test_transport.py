@@ -1,0 +1,121 @@
+"""GeneralCostOT, the c-transform, the twist formula, l2_uvp and the POT baseline."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.gcf_layer import BarycentricOT, FinitelyConvex, GeneralCostOT, l2_uvp, lp_cost
+
+torch.set_num_threads(1)
+D64 = torch.float64
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0, 3.0])
+def test_hard_choice_equals_twist_formula(p):
+    cost = lp_cost(p)
+    g = torch.Generator().manual_seed(0)
+    u = FinitelyConvex(
+        12,
+        2,
+        2,
+        cost,
+        mode="concave",
+        y_init=torch.randn(12, 2, generator=g, dtype=D64),
+        b_init=torch.randn(12, generator=g, dtype=D64),
+        dtype=D64,
+    )
+    x = torch.randn(200, 2, generator=g, dtype=D64)
+    twist = x - cost.inverse_grad_h(u.gradient(x, "hard"))
+    assert torch.allclose(twist, u.select(x, "hard").choice, atol=1e-8)
+
+
+def test_c_transform_on_a_pool_matches_brute_force():
+    cost = lp_cost(3.0)
+    g = torch.Generator().manual_seed(1)
+    u = FinitelyConvex(
+        6,
+        1,
+        1,
+        cost,
+        mode="concave",
+        y_init=torch.rand(6, 1, generator=g, dtype=D64) * 2 - 1,
+        b_init=torch.rand(6, generator=g, dtype=D64),
+        dtype=D64,
+    )
+    z = torch.linspace(-1, 1, 41, dtype=D64)[:, None]
+    pool = torch.linspace(-1, 1, 4001, dtype=D64)[:, None]
+    uc, x_star = u.transform(z, x_pool=pool, sup=False)
+    # brute force on a 10x finer grid of the same domain: u^c(z) = inf_x [c(x, z) - u(x)]
+    fine = torch.linspace(-1, 1, 40001, dtype=D64)[:, None]
+    with torch.no_grad():
+        brute = (cost(fine, z) - u(fine, "hard")[0][:, None]).min(0).values
+        assert (uc - brute).abs().max().item() < 1e-3
+        at_star = cost(x_star, z).diagonal() - u(x_star, "hard")[0]
+        assert torch.allclose(at_star, uc)
+
+
+def test_translation_under_squared_cost_is_recovered():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 1))
+    Y = rng.standard_normal((200, 1)) + 3.0
+    ot = GeneralCostOT(lp_cost(2.0), steps=1500, lr=1e-2, batch_size=200).fit(X, Y)
+    Xte = rng.standard_normal((4000, 1))
+    Yte = rng.standard_normal((4000, 1)) + 3.0
+    assert l2_uvp(ot.transport(Xte, "soft"), Xte + 3.0, Yte) < 5.0
+    pot = BarycentricOT(lp_cost(2.0)).fit(X, Y)  # on the samples, the exact plan is the sorted matching
+    assert np.allclose(pot.T_[np.argsort(X[:, 0]), 0], np.sort(Y[:, 0]))
+
+
+def test_monotone_map_for_a_general_cost_in_1d():
+    # mu = U[0, 1], nu = law of U^2: the optimal map for every strictly convex h(x - y) is T(x) = x^2
+    rng = np.random.default_rng(1)
+    X = rng.random((200, 1))
+    Y = rng.random((200, 1)) ** 2
+    ot = GeneralCostOT(lp_cost(1.5), steps=1500, lr=1e-2, batch_size=200).fit(X, Y)
+    Xte = rng.random((4000, 1))
+    T = ot.transport(Xte, "hard")
+    assert l2_uvp(T, Xte**2, rng.random((4000, 1)) ** 2) < 5.0
+    order = np.argsort(Xte[:, 0])
+    assert np.all(np.diff(T[order, 0]) >= -1e-4)  # monotone as the truth is (up to float32 near-ties)
+    assert ot.dual_value(X) <= BarycentricOT(lp_cost(1.5)).fit(X, Y).cost_ + 1e-4  # weak duality
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(-3, 3), st.floats(0.1, 5))
+def test_l2_uvp_of_a_shifted_map(shift, scale):
+    rng = np.random.default_rng(0)
+    T_star = rng.standard_normal((100, 2))
+    Y = rng.standard_normal((500, 2)) * scale
+    var = Y.var(axis=0, ddof=1).sum()
+    assert l2_uvp(T_star, T_star, Y) == 0.0
+    assert l2_uvp(T_star + shift, T_star, Y) == pytest.approx(100 * 2 * shift**2 / var)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="T_hat and T_star"):
+        l2_uvp(np.zeros((3, 1)), np.zeros((4, 1)), np.ones((5, 1)))
+    with pytest.raises(ValueError, match="Y must be finite"):
+        l2_uvp(np.zeros((3, 1)), np.zeros((3, 1)), np.array([[1.0], [np.nan]]))
+    with pytest.raises(ValueError, match="zero variance"):
+        l2_uvp(np.zeros((3, 1)), np.zeros((3, 1)), np.ones((5, 1)))
+    with pytest.raises(TypeError, match="cost"):
+        GeneralCostOT("l2")
+    with pytest.raises(ValueError, match="steps"):
+        GeneralCostOT(lp_cost(2.0), steps=0)
+    with pytest.raises(ValueError, match="selection"):
+        GeneralCostOT(lp_cost(2.0), selection="argmin")
+    ot = GeneralCostOT(lp_cost(2.0), steps=5)
+    with pytest.raises(RuntimeError, match="fit"):
+        ot.transport(np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="X must be finite"):
+        ot.fit(np.array([[0.0], [np.inf]]), np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="Y must have 2 columns"):
+        ot.fit(np.zeros((4, 2)), np.zeros((4, 1)))
+    ot.fit(np.random.default_rng(0).random((8, 1)), np.random.default_rng(1).random((8, 1)))
+    with pytest.raises(ValueError, match="X must have 1 columns"):
+        ot.transport(np.zeros((2, 3)))
+    custom = GeneralCostOT(lambda x, y: torch.cdist(x, y), steps=5).fit(np.zeros((4, 1)), np.ones((4, 1)))
+    with pytest.raises(ValueError, match="inverse_grad_h"):
+        custom.transport(np.zeros((2, 1)), "soft")
