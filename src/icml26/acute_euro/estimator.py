@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.decomposition import PCA
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 __all__ = ["ACUTEConfidenceEstimator", "as_pooled", "layer_index"]
 
@@ -73,7 +73,7 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
       activations only; at most ``min(n_components, n, d)``), concatenated over layers;
 
     then, if ``include_raw_conf`` and ``raw_conf`` is given, the raw confidence as the last column.  A classifier
-    (default ``RandomForestClassifier(n_estimators=500, min_samples_leaf=3, max_features="sqrt")``) maps the
+    (default ``RandomForestClassifier(n_estimators, min_samples_leaf=3, max_features="sqrt")``, 500 trees) maps the
     features to ``P(correct)``: ``predict_proba(X, raw_conf)[:, 1]``.
 
     Parameters
@@ -81,8 +81,10 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
     view: ``"mean"``, ``"cosine"`` or ``"pca"``.
     layer: ``"early"``, ``"mid"``, ``"late"`` or an int; used by ``view="mean"``.
     n_components: components per layer for ``view="pca"`` (>= 1).
-    include_raw_conf: append ``raw_conf`` as a feature when it is passed to ``fit``; then ``predict_proba`` needs it too.
+    include_raw_conf: append ``raw_conf`` as a feature when it is passed to ``fit`` (then ``predict_proba``
+        needs it too).
     estimator: any scikit-learn classifier with ``predict_proba`` (cloned); ``None`` for the random forest.
+    n_estimators: trees of the default random forest (ignored when ``estimator`` is given).
     random_state: seed of the default random forest (ignored when ``estimator`` is given).
     """
 
@@ -93,6 +95,7 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         n_components: int = 20,
         include_raw_conf: bool = True,
         estimator=None,
+        n_estimators: int = 500,
         random_state: int | None = None,
     ) -> None:
         self.view = view
@@ -100,6 +103,7 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         self.n_components = n_components
         self.include_raw_conf = include_raw_conf
         self.estimator = estimator
+        self.n_estimators = n_estimators
         self.random_state = random_state
 
     # ---------------------------------------------------------------------------------------------- features
@@ -107,7 +111,8 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         if self.view not in _VIEWS:
             raise ValueError(f"view must be one of {_VIEWS}, got {self.view!r}")
         if self.view == "pca" and (
-            isinstance(self.n_components, bool) or not isinstance(self.n_components, (int, np.integer))
+            isinstance(self.n_components, bool)
+            or not isinstance(self.n_components, (int, np.integer))
             or self.n_components < 1
         ):
             raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
@@ -153,7 +158,10 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
     def _validate_X(self, X) -> np.ndarray:
         X = as_pooled(X)
         if X.shape[1:] != self.activation_shape_:
-            raise ValueError(f"X has (L, d) = {X.shape[1:]} but the estimator was fitted on {self.activation_shape_}")
+            raise ValueError(
+                f"X has {X.shape[1] * X.shape[2]} features, but ACUTEConfidenceEstimator is expecting "
+                f"{self.n_features_in_} features as input: (L, d) = {X.shape[1:]}, fitted on {self.activation_shape_}"
+            )
         return X
 
     def _raw_for_predict(self, raw_conf, n: int) -> np.ndarray | None:
@@ -170,21 +178,21 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         """Fit on activations ``X`` (``[n, L, d]``, ``[n, d]`` or a list of ``[T_i, L, d]``), labels ``y``
         (1 = the output was correct) and, optionally, the model's raw confidence ``raw_conf`` (``[n]``)."""
         self._check_params()
+        if y is None:
+            raise ValueError("ACUTEConfidenceEstimator requires y to be passed, but the target y is None")
         X = as_pooled(X)
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {y.shape[0]}")
         check_classification_targets(y)
         self.activation_shape_ = X.shape[1:]
-        self.n_features_in_ = int(X.shape[1] * X.shape[2]) if X.shape[1] > 1 else int(X.shape[2])
+        self.n_features_in_ = int(X.shape[1] * X.shape[2])
         self.uses_raw_conf_ = bool(self.include_raw_conf and raw_conf is not None)
         raw = self._check_raw(raw_conf, X.shape[0]) if self.uses_raw_conf_ else None
         feats = self._features(X, raw, fitting=True)
         if self.estimator is None:
             est = RandomForestClassifier(
-                n_estimators=500, min_samples_leaf=3, max_features="sqrt", random_state=self.random_state
+                n_estimators=self.n_estimators, min_samples_leaf=3, max_features="sqrt", random_state=self.random_state
             )
         else:
             est = clone(self.estimator)
@@ -200,6 +208,7 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         return self.estimator_.predict_proba(feats)
 
     def predict(self, X, raw_conf=None) -> np.ndarray:
+        check_is_fitted(self, "estimator_")
         return self.classes_[np.argmax(self.predict_proba(X, raw_conf), axis=1)]
 
     def __sklearn_tags__(self):

@@ -11,14 +11,14 @@ hidden state after layer ``j`` (shape ``[B, T, n_embd]``), the same place Huggin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["TinyLMConfig", "TinyLM", "train_lm"]
+__all__ = ["TinyLMConfig", "TinyLM", "train_lm", "length_bucketed_batches"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,10 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(cfg)
         self.ln2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = nn.Sequential(
-            nn.Linear(cfg.n_embd, 4 * cfg.n_embd), nn.GELU(), nn.Linear(4 * cfg.n_embd, cfg.n_embd), nn.Dropout(cfg.dropout)
+            nn.Linear(cfg.n_embd, 4 * cfg.n_embd),
+            nn.GELU(),
+            nn.Linear(4 * cfg.n_embd, cfg.n_embd),
+            nn.Dropout(cfg.dropout),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -231,3 +234,31 @@ def train_lm(
             progress(step, losses[-1])
     model.eval()
     return losses
+
+
+def length_bucketed_batches(
+    sequences: Sequence[Sequence[int]], batch_size: int, n_batches: int, pad_id: int, seed: int = 0
+) -> list[torch.Tensor]:
+    """``n_batches`` right-padded LongTensor batches for :func:`train_lm`, each of sequences of similar length.
+
+    Each pass over the data sorts a fresh random permutation by length, cuts it into batches of ``batch_size``
+    and shuffles the batches: every sequence is used once per pass, and little compute goes to padding.
+    """
+    if not sequences:
+        raise ValueError("sequences must not be empty")
+    if batch_size < 1 or n_batches < 1:
+        raise ValueError(f"batch_size and n_batches must be >= 1, got {batch_size} and {n_batches}")
+    rng = torch.Generator().manual_seed(int(seed))
+    lengths = torch.tensor([len(s) for s in sequences])
+    out: list[torch.Tensor] = []
+    while len(out) < n_batches:
+        perm = torch.randperm(len(sequences), generator=rng)
+        order = perm[torch.argsort(lengths[perm], stable=True)].tolist()
+        chunks = [order[j : j + batch_size] for j in range(0, len(order), batch_size)]
+        for c in torch.randperm(len(chunks), generator=rng).tolist():
+            rows = [sequences[i] for i in chunks[c]]
+            batch = torch.full((len(rows), max(len(r) for r in rows)), pad_id, dtype=torch.long)
+            for r, seq in enumerate(rows):
+                batch[r, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+            out.append(batch)
+    return out[:n_batches]
