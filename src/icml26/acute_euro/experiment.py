@@ -95,9 +95,7 @@ class Config:
     n_trees: int = 200
 
 
-QUICK = Config(
-    setting="digits", mlp_epochs=200, pool_share=0.5, val_share=0.15, train_sizes=(25, 100, 180), n_trees=60
-)
+QUICK = Config(setting="digits", mlp_epochs=200, pool_share=0.5, val_share=0.15, train_sizes=(25, 100, 180), n_trees=60)
 FULL = Config(setting="lm", n_entities=400, lm_steps=1300, lm_lr=5e-3, pool_share=0.625, val_share=0.1, n_trees=100)
 
 
