@@ -84,7 +84,8 @@ class Config:
     lm_heads: int = 4
     lm_steps: int = 1000
     lm_batch: int = 64
-    lm_lr: float = 4e-3
+    lm_lr: float = 3e-3
+    lm_bucketed: bool = False  # length-bucketed batches (faster, but each batch holds one kind of text)
     data_seed: int = 0
     # splits of the groups (digits: of the 40% not used to train the MLP): training pool, validation, rest test
     pool_share: float = 0.5
@@ -96,7 +97,7 @@ class Config:
 
 
 QUICK = Config(setting="digits", mlp_epochs=200, pool_share=0.5, val_share=0.15, train_sizes=(25, 100, 180), n_trees=60)
-FULL = Config(setting="lm", n_entities=400, lm_steps=1300, lm_lr=5e-3, pool_share=0.625, val_share=0.1, n_trees=100)
+FULL = Config(setting="lm", n_entities=400, lm_steps=1300, lm_lr=3e-3, pool_share=0.625, val_share=0.1, n_trees=100)
 
 
 # ----------------------------------------------------------------------------------------------- model outputs
@@ -168,12 +169,17 @@ def _train_or_load_lm(cfg: Config, progress):
         info = {"lm_train_s": float(state["train_s"]), "lm_final_loss": float(state["loss"]), "lm_cached": True}
     else:
         corpus = training_corpus(world, DEFAULT_TOOLS, seed=cfg.data_seed)
-        batches = length_bucketed_batches(
-            [tok.encode(t) for t in corpus], cfg.lm_batch, cfg.lm_steps, tok.pad_id, seed=cfg.data_seed
-        )
+        if cfg.lm_bucketed:
+            batches = length_bucketed_batches(
+                [tok.encode(t) for t in corpus], cfg.lm_batch, cfg.lm_steps, tok.pad_id, seed=cfg.data_seed
+            )
+        else:  # uniformly drawn rows of the padded corpus
+            batches = tok.batch(corpus)
         progress.log(f"training the tiny LM: {len(corpus)} texts, {cfg.lm_steps} steps")
         t0 = time.perf_counter()
-        losses = train_lm(model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id)
+        losses = train_lm(
+            model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id, batch_size=cfg.lm_batch
+        )
         train_s = time.perf_counter() - t0
         loss = float(np.mean(losses[-50:]))
         info = {"lm_train_s": train_s, "lm_final_loss": loss, "lm_cached": False, "corpus_texts": len(corpus)}
