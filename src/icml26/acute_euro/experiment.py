@@ -1,0 +1,607 @@
+"""Reproduction: ACUTE vs recalibrated raw confidence, scored by auc-EURO and smooth ECE.
+
+Two settings (spec section 5):
+
+* ``setting="digits"`` (preset ``quick``): the "model" is a 2-hidden-layer torch MLP trained on sklearn's digits
+  with 20% label noise; its two hidden layers are the activations, its max softmax the raw confidence.
+* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.core.tinylm``) trained on the synthetic facts
+  corpus (``icml26.core.facts``: invented entities, exposure k in {0, 1, 3, 10}); two tasks, multiple-choice QA
+  (one answer word; raw confidence = its probability) and tool calls (greedy ``fn ( arg = value , ... )``, exact
+  match; raw confidence = product of the token probabilities).  Hidden states of every block are recorded with
+  :class:`ActivationRecorder` and mean-pooled over the positions that predict the generated tokens.
+
+The model and its outputs are computed once per run; seeds resample the estimators' training subsets (of size
+n in ``train_sizes``) and the forest seeds.  Items are split by group (entity for the LM) into a training pool,
+a validation split (ACUTE's view and the probe's view are chosen there, by auc-EURO, never on the test split)
+and a test split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from sklearn.metrics import brier_score_loss, roc_auc_score
+
+from icml26.core import (
+    Experiment,
+    Report,
+    judge_every,
+    judge_superiority,
+    judge_threshold,
+    mean_ci,
+    register,
+    seed_everything,
+)
+
+from .baselines import IsotonicCalibrator, NWKRCalibrator, PlattCalibrator, logistic_probe
+from .estimator import ACUTEConfidenceEstimator
+from .metrics import auc_euro, base_rate_euro_curve, binned_ece, euro, euro_curve, smooth_ece
+from .recorder import ActivationRecorder
+
+__all__ = ["Config", "QUICK", "FULL", "run", "VIEWS"]
+
+#: view name -> ACUTEConfidenceEstimator parameters
+VIEWS = {
+    "early": {"view": "mean", "layer": "early"},
+    "mid": {"view": "mean", "layer": "mid"},
+    "late": {"view": "mean", "layer": "late"},
+    "cosine": {"view": "cosine"},
+    "pca10": {"view": "pca", "n_components": 10},
+    "pca20": {"view": "pca", "n_components": 20},
+}
+METHODS = ("raw", "platt", "isotonic", "nwkr", "probe", "acute")
+LABELS = {
+    "raw": "Raw conf",
+    "platt": "Platt",
+    "isotonic": "Isotonic",
+    "nwkr": "NWKR",
+    "probe": "Logistic probe",
+    "acute": "ACUTE (RF)",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    setting: str = "digits"  # "digits" or "lm"
+    # digits ("model" = torch MLP)
+    label_noise: float = 0.2
+    mlp_hidden: int = 64
+    mlp_epochs: int = 300
+    # lm (tiny decoder on the synthetic facts corpus)
+    n_entities: int = 500
+    lm_layers: int = 4
+    lm_embd: int = 128
+    lm_heads: int = 4
+    lm_steps: int = 1000
+    lm_batch: int = 64
+    lm_lr: float = 3e-3
+    lm_bucketed: bool = False  # length-bucketed batches (faster, but each batch holds one kind of text)
+    data_seed: int = 0
+    # splits of the groups (digits: of the 40% not used to train the MLP): training pool, validation, rest test
+    pool_share: float = 0.5
+    val_share: float = 0.125
+    # estimators
+    train_sizes: tuple[int, ...] = (25, 50, 100, 250, 1000)
+    views: tuple[str, ...] = ("early", "mid", "late", "cosine", "pca10", "pca20")
+    n_trees: int = 200
+
+
+QUICK = Config(setting="digits", mlp_epochs=200, pool_share=0.5, val_share=0.15, train_sizes=(25, 100, 180), n_trees=60)
+FULL = Config(setting="lm", n_entities=400, lm_steps=1300, lm_lr=3e-3, pool_share=0.625, val_share=0.1, n_trees=100)
+
+
+# ----------------------------------------------------------------------------------------------- model outputs
+def _split_groups(groups: np.ndarray, cfg: Config, seed: int) -> dict[str, np.ndarray]:
+    uniq = np.unique(groups)
+    perm = np.random.default_rng(seed).permutation(uniq)
+    a = int(round(cfg.pool_share * len(uniq)))
+    b = a + int(round(cfg.val_share * len(uniq)))
+    parts = {"train": perm[:a], "val": perm[a:b], "test": perm[b:]}
+    return {k: np.flatnonzero(np.isin(groups, v)) for k, v in parts.items()}
+
+
+def _digits_outputs(cfg: Config) -> dict[str, dict]:
+    """Train the MLP "model" on 60% of digits (noisy labels); record its hidden layers on the other 40%."""
+    from sklearn.datasets import load_digits
+
+    rng = seed_everything(cfg.data_seed)
+    X, y = load_digits(return_X_y=True)
+    X = torch.tensor(X / 16.0, dtype=torch.float32)
+    perm = rng.permutation(len(y))
+    n_model = int(0.6 * len(y))
+    tr, rest = perm[:n_model], perm[n_model:]
+    y_noisy = y.copy()
+    flip = rng.random(n_model) < cfg.label_noise
+    y_noisy[tr[flip]] = rng.integers(0, 10, flip.sum())
+    h = cfg.mlp_hidden
+    mlp = torch.nn.Sequential(
+        torch.nn.Linear(64, h), torch.nn.ReLU(), torch.nn.Linear(h, h), torch.nn.ReLU(), torch.nn.Linear(h, 10)
+    )
+    opt = torch.optim.Adam(mlp.parameters(), lr=3e-3, weight_decay=1e-4)
+    xt, yt = X[tr], torch.tensor(y_noisy[tr])
+    for _ in range(cfg.mlp_epochs):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(mlp(xt), yt).backward()
+        opt.step()
+    mlp.eval()
+    with torch.no_grad(), ActivationRecorder(mlp, layers=["1", "3"]) as rec:
+        probs = torch.softmax(mlp(X[rest]), dim=1)
+        acts = rec.pooled().numpy()
+    raw = probs.max(dim=1).values.numpy().astype(float)
+    correct = (probs.argmax(dim=1).numpy() == y[rest]).astype(float)
+    d = {"acts": acts, "raw": raw, "correct": correct, "group": np.arange(len(rest)), "info": {}}
+    d.update(_split_groups(d["group"], cfg, cfg.data_seed + 1))
+    return {"digits": d}
+
+
+def _lm_key(cfg: Config) -> str:
+    fields = {k: v for k, v in asdict(cfg).items() if k.startswith("lm_") or k in ("n_entities", "data_seed")}
+    text = json.dumps(fields, sort_keys=True) + torch.__version__
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _train_or_load_lm(cfg: Config, progress):
+    from icml26.core.facts import DEFAULT_TOOLS, make_fact_world, training_corpus
+    from icml26.core.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
+
+    world = make_fact_world(cfg.n_entities, seed=cfg.data_seed, name_words=1)
+    tok = world.tokenizer(DEFAULT_TOOLS)
+    model = TinyLM(
+        TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=cfg.lm_embd, block_size=40)
+    )
+    ckpt = None
+    if progress.cache_dir is not None:  # out/<slug>/.cache/<preset-hash>/ -> keep models next to it, across runs
+        ckpt = Path(progress.cache_dir).parent / f"tinylm-{_lm_key(cfg)}.pt"
+    info = {}
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"])
+        info = {"lm_train_s": float(state["train_s"]), "lm_final_loss": float(state["loss"]), "lm_cached": True}
+    else:
+        corpus = training_corpus(world, DEFAULT_TOOLS, seed=cfg.data_seed)
+        if cfg.lm_bucketed:
+            batches = length_bucketed_batches(
+                [tok.encode(t) for t in corpus], cfg.lm_batch, cfg.lm_steps, tok.pad_id, seed=cfg.data_seed
+            )
+        else:  # uniformly drawn rows of the padded corpus
+            batches = tok.batch(corpus)
+        progress.log(f"training the tiny LM: {len(corpus)} texts, {cfg.lm_steps} steps")
+        t0 = time.perf_counter()
+        losses = train_lm(
+            model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id, batch_size=cfg.lm_batch
+        )
+        train_s = time.perf_counter() - t0
+        loss = float(np.mean(losses[-50:]))
+        info = {"lm_train_s": train_s, "lm_final_loss": loss, "lm_cached": False, "corpus_texts": len(corpus)}
+        if ckpt is not None:
+            ckpt.parent.mkdir(parents=True, exist_ok=True)
+            tmp = ckpt.with_suffix(".tmp")
+            torch.save({"model": model.state_dict(), "train_s": train_s, "loss": loss}, tmp)
+            tmp.replace(ckpt)
+    model.eval()
+    info["lm_parameters"] = int(sum(p.numel() for p in model.parameters()))
+    info["vocab_size"] = len(tok)
+    return world, tok, model, info
+
+
+def _by_length(prompts: list[str]) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for i, p in enumerate(prompts):
+        groups.setdefault(len(p.split()), []).append(i)
+    return groups
+
+
+@torch.no_grad()
+def _lm_task(model, tok, prompts: list[str], targets: list[str], max_new: int) -> dict:
+    """Greedy answers, exact-match correctness, raw confidence (product of the generated tokens' probabilities,
+    end-of-sequence included) and block activations mean-pooled over the positions that predict them."""
+    n = len(prompts)
+    raw, correct, length = np.zeros(n), np.zeros(n), np.zeros(n, dtype=int)
+    acts = None
+    for _, idx in sorted(_by_length(prompts).items()):
+        x = tok.batch([prompts[i] for i in idx])
+        T = x.shape[1]
+        seq = model.generate(x, max_new, eos_id=tok.eos_id) if max_new > 1 else x
+        if max_new == 1:  # one answer word: no end-of-sequence token
+            with ActivationRecorder(model) as rec:
+                logits = model(x)
+            probs = torch.softmax(logits[:, -1], dim=-1)
+            ans = probs.argmax(dim=-1)
+            conf = probs.max(dim=-1).values.numpy()
+            pooled = rec.pooled(torch.arange(T)[None, :].expand(len(idx), T) == T - 1)
+            outs = [tok.decode([a]) for a in ans.tolist()]
+            n_gen = np.ones(len(idx), dtype=int)
+        else:
+            gen = seq[:, T:]
+            is_eos = gen == tok.eos_id
+            # generated tokens up to and including the first <eos> (all of them if none)
+            n_gen = np.where(is_eos.any(dim=1).numpy(), is_eos.float().argmax(dim=1).numpy() + 1, gen.shape[1])
+            with ActivationRecorder(model) as rec:
+                logits = model(seq[:, :-1])
+            logp = torch.log_softmax(logits[:, T - 1 :], dim=-1).gather(2, gen[:, :, None])[:, :, 0]
+            pos = torch.arange(gen.shape[1])[None, :]
+            keep = pos < torch.as_tensor(n_gen)[:, None]
+            conf = torch.exp((logp * keep).sum(dim=1)).numpy()
+            mask = torch.zeros(len(idx), seq.shape[1] - 1, dtype=torch.bool)
+            mask[:, T - 1 :] = keep
+            pooled = rec.pooled(mask)
+            outs = []
+            for r in range(len(idx)):
+                words = tok.decode(gen[r, : n_gen[r]].tolist()).split()
+                outs.append(" ".join(words[:-1]) if words and words[-1] == "<eos>" else "<no-eos>")
+        if acts is None:
+            acts = np.zeros((n, *pooled.shape[1:]), dtype=np.float32)
+        for r, i in enumerate(idx):
+            acts[i] = pooled[r].numpy()
+            raw[i] = float(np.clip(conf[r], 0.0, 1.0))
+            correct[i] = float(outs[r] == targets[i])
+            length[i] = int(n_gen[r])
+    return {"acts": acts, "raw": raw, "correct": correct, "length": length}
+
+
+def _lm_outputs(cfg: Config, progress) -> dict[str, dict]:
+    from icml26.core.facts import DEFAULT_TOOLS, mcqa_item, tool_call_item
+
+    seed_everything(cfg.data_seed)
+    world, tok, model, info = _train_or_load_lm(cfg, progress)
+    rng = np.random.default_rng(cfg.data_seed + 1)
+    n_ent = len(world.entities)
+    tasks = {}
+    items = [(i, r.name) for i in range(n_ent) for r in world.relations]
+    mc = [mcqa_item(world, i, r, rng) for i, r in items]
+    tasks["mcqa"] = (_lm_task(model, tok, [p for p, _, _ in mc], [a for _, a, _ in mc], 1), [i for i, _ in items])
+    tl = [(i, t) for i in range(n_ent) for t in DEFAULT_TOOLS]
+    calls = [tool_call_item(world, i, t) for i, t in tl]
+    tasks["toolcall"] = (_lm_task(model, tok, [p for p, _ in calls], [c for _, c in calls], 12), [i for i, _ in tl])
+    out = {}
+    for name, (d, ent) in tasks.items():
+        group = np.asarray(ent)
+        exposure = np.asarray([world.exposure[i] for i in ent])
+        acc = {str(k): float(d["correct"][exposure == k].mean()) for k in sorted(set(exposure.tolist()))}
+        d.update(
+            group=group,
+            exposure=exposure,
+            info={**info, "accuracy": float(d["correct"].mean()), "accuracy_by_exposure": acc},
+        )
+        d.update(_split_groups(group, cfg, cfg.data_seed + 2))  # the same entity split for both tasks
+        out[name] = d
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- estimators
+def _scores(p: np.ndarray, y: np.ndarray) -> dict:
+    out = {
+        "auc_euro": auc_euro(p, y),
+        "auc_euro_hi": auc_euro(p, y, u_range=(0.5, 1.0)),
+        "smece": smooth_ece(p, y),
+        "ece": binned_ece(p, y),
+        "brier": float(brier_score_loss(y, p)),
+        "auroc": float(roc_auc_score(y, p)) if 0 < y.sum() < y.size else float("nan"),
+    }
+    out.update({f"euro_{u}": euro(p, y, u) for u in (0.3, 0.5, 0.7, 0.9)})
+    return out
+
+
+def _subset(rng: np.random.Generator, pool: np.ndarray, y: np.ndarray, n: int) -> np.ndarray:
+    """``n`` items of the pool without replacement, redrawn (up to 100 times) until both labels occur."""
+    if n > pool.size:
+        raise ValueError(f"train size {n} exceeds the training pool ({pool.size} items)")
+    for _ in range(100):
+        idx = rng.choice(pool, size=n, replace=False)
+        if 0 < y[idx].sum() < n:
+            return idx
+    raise ValueError(f"could not draw {n} training items with both correct and incorrect outputs")
+
+
+def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.ndarray, cfg: Config, seed: int):
+    X, raw, y = d["acts"], d["raw"], d["correct"]
+    if method == "raw":
+        return raw[test]
+    if method in ("platt", "isotonic", "nwkr"):
+        cal = {"platt": PlattCalibrator, "isotonic": IsotonicCalibrator, "nwkr": NWKRCalibrator}[method]()
+        return cal.fit(raw[idx], y[idx]).predict_proba(raw[test])[:, 1]
+    if method == "acute":
+        est = ACUTEConfidenceEstimator(n_estimators=cfg.n_trees, random_state=seed, **params)
+    else:
+        est = logistic_probe(**params)
+    est.fit(X[idx], y[idx], raw_conf=raw[idx])
+    return est.predict_proba(X[test], raw_conf=raw[test])[:, list(est.classes_).index(1.0)]
+
+
+def _evaluate_seed(d: dict, cfg: Config, seed: int) -> dict:
+    """All methods at every training size for one seed: test metrics, chosen views, test predictions at max n."""
+    rng = seed_everything(seed)
+    y, test, val = d["correct"], d["test"], d["val"]
+    sizes = sorted(cfg.train_sizes)
+    subsets = {n: _subset(rng, d["train"], y, n) for n in sizes}
+    chosen, val_scores = {}, {}
+    for method in ("acute", "probe"):  # view selection on the validation split, at the largest n
+        scores = {}
+        for v in cfg.views:
+            p = _fit_predict(method, VIEWS[v], d, subsets[sizes[-1]], val, cfg, seed)
+            scores[v] = auc_euro(p, y[val])
+        chosen[method] = max(scores, key=scores.get)
+        val_scores[method] = scores
+    metrics: dict = {m: {} for m in METHODS}
+    preds = {}
+    for n in sizes:
+        for m in METHODS:
+            p = _fit_predict(m, VIEWS.get(chosen.get(m, ""), {}), d, subsets[n], test, cfg, seed)
+            metrics[m][str(n)] = _scores(p, y[test])
+            if n == sizes[-1]:
+                preds[m] = p.tolist()
+    # metric sanity on a bootstrap resample of the real test outputs
+    yb = y[rng.choice(test, size=test.size, replace=True)]
+    a = float(yb.mean())
+    u, closed = base_rate_euro_curve(int(yb.sum()), int(yb.size - yb.sum()), a)
+    _, anti_curve = euro_curve(1.0 - yb, yb)
+    base = np.full(yb.size, a)
+    sanity = {
+        "oracle_auc": auc_euro(yb, yb),
+        "anti_oracle_auc": auc_euro(1.0 - yb, yb),
+        "anti_oracle_max_euro_below_1": float(anti_curve[:-1].max()),
+        "base_rate_ece": binned_ece(base, yb),
+        "base_rate_smece": smooth_ece(base, yb),
+        "base_rate_auc": auc_euro(base, yb),
+        "base_rate_closed_form_auc": float(np.sum((closed[1:] + closed[:-1]) * np.diff(u)) / 2.0),
+    }
+    return {"metrics": metrics, "chosen": chosen, "val_scores": val_scores, "preds": preds, "sanity": sanity}
+
+
+# ----------------------------------------------------------------------------------------------- report
+def _fig_curves(tasks: dict, results: dict, seed: int) -> Figure:
+    fig = Figure(figsize=(5.2 * len(tasks), 4.0))
+    for k, (name, d) in enumerate(tasks.items()):
+        ax = fig.add_subplot(1, len(tasks), k + 1)
+        y = d["correct"][d["test"]]
+        for m in METHODS:
+            u, e = euro_curve(np.asarray(results[name][seed]["preds"][m]), y)
+            ax.plot(u, e, label=LABELS[m], lw=2.2 if m == "acute" else 1.2)
+        u, e = base_rate_euro_curve(int(y.sum()), int(y.size - y.sum()), float(y.mean()))
+        ax.plot(u, e, "k:", label="Base rate")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set(xlabel="risk level u_ca = trust threshold", ylabel="EURO", title=name, ylim=(0, 1.02))
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _fig_reliability(tasks: dict, results: dict, seed: int) -> Figure:
+    show = ("raw", "platt", "nwkr", "acute")
+    fig = Figure(figsize=(3.0 * len(show), 3.0 * len(tasks)))
+    for k, (name, d) in enumerate(tasks.items()):
+        y = d["correct"][d["test"]]
+        for j, m in enumerate(show):
+            ax = fig.add_subplot(len(tasks), len(show), k * len(show) + j + 1)
+            p = np.asarray(results[name][seed]["preds"][m])
+            b = np.minimum((p * 10).astype(int), 9)
+            cnt = np.bincount(b, minlength=10)
+            acc = np.bincount(b, weights=y, minlength=10) / np.maximum(cnt, 1)
+            conf = np.bincount(b, weights=p, minlength=10) / np.maximum(cnt, 1)
+            ok = cnt > 0
+            ax.bar(np.arange(10)[ok] / 10 + 0.05, acc[ok], width=0.09, alpha=0.7)
+            ax.plot(conf[ok], acc[ok], "o", ms=3, color="C3")
+            ax.plot([0, 1], [0, 1], "k--", lw=0.8)
+            ax.set(xlim=(0, 1), ylim=(0, 1), title=f"{name}: {LABELS[m]}\nsmECE {smooth_ece(p, y):.3f}")
+            ax.title.set_fontsize(8)
+            if j == 0:
+                ax.set_ylabel("accuracy")
+            if k == len(tasks) - 1:
+                ax.set_xlabel("confidence")
+    fig.tight_layout()
+    return fig
+
+
+def _fig_sample_efficiency(tasks: dict, results: dict, seeds: list[int], sizes: list[int]) -> Figure:
+    fig = Figure(figsize=(5.2 * len(tasks), 4.0))
+    for k, name in enumerate(tasks):
+        ax = fig.add_subplot(1, len(tasks), k + 1)
+        for m in METHODS:
+            vals = np.array([[results[name][s]["metrics"][m][str(n)]["auc_euro"] for n in sizes] for s in seeds])
+            ax.errorbar(
+                sizes, vals.mean(0), yerr=vals.std(0), label=LABELS[m], capsize=2, lw=2.2 if m == "acute" else 1
+            )
+        ax.set(xscale="log", xlabel="training labels n", ylabel="auc-EURO (test)", title=name)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def run(config: Config, seeds: list[int], progress) -> Report:
+    if config.setting not in ("digits", "lm"):
+        raise ValueError(f"setting must be 'digits' or 'lm', got {config.setting!r}")
+    unknown = [v for v in config.views if v not in VIEWS]
+    if unknown or not config.views:
+        raise ValueError(f"views must be a non-empty subset of {list(VIEWS)}, got {config.views!r}")
+    rep = Report()
+    t0 = time.perf_counter()
+    tasks = _digits_outputs(config) if config.setting == "digits" else _lm_outputs(config, progress)
+    rep.metrics["outputs_s"] = time.perf_counter() - t0
+    sizes = sorted(config.train_sizes)
+    n_max, n_min = sizes[-1], sizes[0]
+    results: dict = {}
+    for name, d in tasks.items():
+        results[name] = {}
+        for s in progress.track(seeds, description=f"acute_euro {name}"):
+            results[name][s] = progress.cached(f"seed{s}-{name}", lambda d=d, s=s: _evaluate_seed(d, config, s))
+
+    def per_seed(task: str, method: str, n: int, key: str) -> list[float]:
+        return [results[task][s]["metrics"][method][str(n)][key] for s in seeds]
+
+    for name, d in tasks.items():
+        rep.metrics[f"{name}_model"] = {
+            "items": int(d["correct"].size),
+            "split_sizes": {k: int(d[k].size) for k in ("train", "val", "test")},
+            "test_accuracy": float(d["correct"][d["test"]].mean()),
+            **d["info"],
+        }
+        rep.metrics[f"{name}_per_seed"] = {str(s): results[name][s]["metrics"] for s in seeds}
+        rep.metrics[f"{name}_chosen_views"] = {str(s): results[name][s]["chosen"] for s in seeds}
+        acute = ("ACUTE", per_seed(name, "acute", n_max, "auc_euro"))
+        base = {LABELS[m]: per_seed(name, m, n_max, "auc_euro") for m in ("raw", "platt", "nwkr")}
+        rep.add_claim(
+            judge_superiority(
+                f"auc_euro_{name}",
+                f"ACUTE's auc-EURO exceeds raw confidence, Platt scaling and NWKR on {name} at n = {n_max} training "
+                f"labels (paired over {len(seeds)} seeds, one-sided Wilcoxon, p < 0.01)",
+                acute,
+                base,
+                alpha=0.01,
+            )
+        )
+        sm = ("ACUTE", per_seed(name, "acute", n_max, "smece"))
+        rep.add_claim(
+            judge_threshold(
+                f"smece_{name}_max_0.10",
+                f"ACUTE's smooth ECE on {name} is <= 0.10 (n = {n_max})",
+                sm,
+                threshold=0.10,
+                sense="<=",
+            )
+        )
+        rep.add_claim(
+            judge_superiority(
+                f"smece_{name}_below_raw",
+                f"ACUTE's smooth ECE on {name} is below the raw confidence's (n = {n_max})",
+                sm,
+                {"Raw conf": per_seed(name, "raw", n_max, "smece")},
+                higher_is_better=False,
+            )
+        )
+        rep.add_claim(
+            judge_superiority(
+                f"sample_efficiency_{name}",
+                f"(reported) ACUTE trained on n = {n_min} labels has a higher auc-EURO on {name} than Platt, "
+                f"isotonic and NWKR trained on n = {n_max}",
+                ("ACUTE", per_seed(name, "acute", n_min, "auc_euro")),
+                {LABELS[m]: per_seed(name, m, n_max, "auc_euro") for m in ("platt", "isotonic", "nwkr")},
+            )
+        )
+        rows = []
+        for m in METHODS:
+            for n in sizes if m != "raw" else [n_max]:
+                row = {"task": name, "method": LABELS[m], "n": n}
+                for key in ("auc_euro", "auc_euro_hi", "smece", "ece", "auroc", "brier", "euro_0.5", "euro_0.9"):
+                    est = mean_ci(per_seed(name, m, n, key))
+                    row[key] = f"{est.mean:.3f} ± {est.std:.3f}"
+                rows.append(row)
+        rep.add_table(f"results_{name}", rows, f"{name}: test metrics, mean ± sd over {len(seeds)} seeds")
+        views = {v: sum(results[name][s]["chosen"]["acute"] == v for s in seeds) for v in config.views}
+        val = {v: float(np.mean([results[name][s]["val_scores"]["acute"][v] for s in seeds])) for v in config.views}
+        rep.add_table(
+            f"views_{name}",
+            [{"view": v, "chosen_by_acute_in_seeds": views[v], "mean_val_auc_euro": val[v]} for v in config.views],
+            f"{name}: ACUTE's view chosen on the validation split (auc-EURO at n = {n_max})",
+        )
+
+    # metric sanity on real outputs (bootstrap resamples of each task's test split, one per seed)
+    san = [results[t][s]["sanity"] for t in tasks for s in seeds]
+    rep.add_claim(
+        judge_every(
+            "sanity_oracle",
+            "The oracle (confidence = correctness) has auc-EURO 1",
+            ("|auc - 1|", [abs(x["oracle_auc"] - 1.0) for x in san]),
+            bound=0.0,
+            sense="<=",
+            tol=1e-12,
+        )
+    )
+    rep.add_claim(
+        judge_every(
+            "sanity_anti_oracle",
+            "The anti-oracle (confidence = 1 - correctness) has EURO 0 at every risk level u < 1 (at u = 1 every "
+            "estimator rejects everything and scores 1, so its auc-EURO is 1/200 on the 101-point grid)",
+            ("max EURO(u < 1)", [x["anti_oracle_max_euro_below_1"] for x in san]),
+            bound=0.0,
+            sense="<=",
+            tol=1e-12,
+        )
+    )
+    rep.add_claim(
+        judge_every(
+            "sanity_base_rate_ece",
+            "The base-rate predictor (confidence = accuracy) has zero binned and smooth ECE",
+            ("max(ECE, smECE)", [max(x["base_rate_ece"], x["base_rate_smece"]) for x in san]),
+            bound=0.0,
+            sense="<=",
+            tol=1e-9,
+        )
+    )
+    rep.add_claim(
+        judge_every(
+            "sanity_base_rate_auc",
+            "The base-rate predictor's auc-EURO is below 1 and equals the closed form (trust all iff a > u)",
+            ("|auc - closed form|", [abs(x["base_rate_auc"] - x["base_rate_closed_form_auc"]) for x in san]),
+            bound=0.0,
+            sense="<=",
+            tol=1e-12,
+            baselines={"base-rate auc-EURO": [x["base_rate_auc"] for x in san]},
+        )
+    )
+    rep.add_claim(
+        judge_every(
+            "sanity_base_rate_below_1",
+            "The base-rate predictor's auc-EURO is below 1 (by at least 1e-6)",
+            ("1 - auc", [1.0 - x["base_rate_auc"] for x in san]),
+            bound=1e-6,
+            sense=">=",
+        )
+    )
+    rep.add_table("sanity", [{"task": t, "seed": s, **results[t][s]["sanity"]} for t in tasks for s in seeds])
+    if config.setting == "lm":
+        rep.add_table(
+            "lm_accuracy",
+            [
+                {
+                    "task": t,
+                    "accuracy": d["info"]["accuracy"],
+                    **{f"k={k}": v for k, v in d["info"]["accuracy_by_exposure"].items()},
+                }
+                for t, d in tasks.items()
+            ],
+            "Tiny LM accuracy (all items) by exposure k of the entity in the training corpus",
+        )
+    s0 = seeds[0]
+    rep.add_figure(
+        "euro_curves",
+        _fig_curves(tasks, results, s0),
+        f"EURO over the trust threshold u_ca per method (n = {n_max}, seed {s0}, test split)",
+    )
+    rep.add_figure(
+        "reliability",
+        _fig_reliability(tasks, results, s0),
+        f"Reliability diagrams (10 bins; bars = accuracy per bin, dots = (mean confidence, accuracy)), "
+        f"n = {n_max}, seed {s0}",
+    )
+    rep.add_figure(
+        "sample_efficiency",
+        _fig_sample_efficiency(tasks, results, seeds, sizes),
+        "auc-EURO against the number of training labels (mean ± sd over seeds)",
+    )
+    rep.add_note(
+        "Seeds resample the estimators' training subsets and forest seeds; the model, its outputs and the "
+        "train-pool / validation / test split (by entity for the LM) are fixed per run."
+    )
+    return rep
+
+
+register(
+    Experiment(
+        slug="acute_euro",
+        title="The ACUTE Protocol: LM Activations for Calibration, Utility and Trust (EURO metric)",
+        paper="Subramani, Goyal, Song, Malek, Xue, Pfister, Palangi, ICML 2026, arXiv 2606.07822",
+        presets={"quick": QUICK, "full": FULL},
+        seeds={"quick": 3, "full": 10},
+        run=run,
+        component="euro / auc_euro / smooth_ece metrics, ACUTEConfidenceEstimator (sklearn), ActivationRecorder, "
+        "Platt / isotonic / NWKR calibrators",
+    )
+)

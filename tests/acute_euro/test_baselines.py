@@ -1,0 +1,81 @@
+"""Platt, isotonic and Nadaraya-Watson calibrators, and the logistic probe."""
+
+import numpy as np
+import pytest
+
+from icml26.acute_euro import IsotonicCalibrator, NWKRCalibrator, PlattCalibrator, logistic_probe
+
+
+def _conf(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    c = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < c**2).astype(int)  # overconfident raw confidence
+    return c, y
+
+
+def test_nwkr_large_bandwidth_gives_base_rate():
+    c, y = _conf()
+    p = NWKRCalibrator(bandwidth=1e4).fit(c, y).predict_proba(c)[:, 1]
+    assert np.allclose(p, y.mean(), atol=1e-6)
+
+
+def test_nwkr_tiny_bandwidth_interpolates_labels():
+    c, y = _conf()
+    p = NWKRCalibrator(bandwidth=1e-6).fit(c, y).predict_proba(c)[:, 1]
+    assert np.allclose(p, y)
+
+
+def test_nwkr_cv_picks_a_grid_bandwidth_and_calibrates():
+    c, y = _conf(2000)
+    cal = NWKRCalibrator().fit(c, y)
+    assert cal.bandwidth_ in list(np.geomspace(0.005, 0.5, 15))
+    p = cal.predict_proba(np.array([0.5]))[0, 1]
+    assert p == pytest.approx(0.25, abs=0.08)
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, IsotonicCalibrator, NWKRCalibrator])
+def test_calibrators_reduce_smooth_ece_and_return_two_columns(cls):
+    from icml26.acute_euro import smooth_ece
+
+    c, y = _conf(3000, 1)
+    ct, yt = _conf(3000, 2)
+    p = cls().fit(c, y).predict_proba(ct)
+    assert p.shape == (3000, 2) and np.allclose(p.sum(1), 1) and p.min() >= 0 and p.max() <= 1
+    assert smooth_ece(p[:, 1], yt) < 0.5 * smooth_ece(ct, yt)
+
+
+def test_isotonic_is_monotone_and_platt_handles_one_class():
+    c, y = _conf()
+    grid = np.linspace(0, 1, 50)
+    p = IsotonicCalibrator().fit(c, y).predict_proba(grid)[:, 1]
+    assert np.all(np.diff(p) >= -1e-12)
+    q = PlattCalibrator().fit(c, np.ones_like(y)).predict_proba(grid)[:, 1]
+    assert np.all(q == 1.0)
+
+
+def test_logistic_probe_runs_on_activations():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3, 4))
+    y = (X[:, -1, 0] > 0).astype(int)
+    raw = rng.uniform(size=200)
+    probe = logistic_probe(view="mean", layer="late").fit(X, y, raw)
+    assert (probe.predict(X, raw) == y).mean() > 0.9
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, IsotonicCalibrator, NWKRCalibrator])
+def test_bad_inputs(cls):
+    with pytest.raises(ValueError, match="raw_conf must be finite and lie in"):
+        cls().fit([0.1, 1.5], [0, 1])
+    with pytest.raises(ValueError, match="y must be binary"):
+        cls().fit([0.1, 0.5], [0, 2])
+    with pytest.raises(ValueError, match="y must have one label per confidence"):
+        cls().fit([0.1, 0.5], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"raw_conf must have shape \[n\] or \[n, 1\]"):
+        cls().fit(np.zeros((2, 2)), [0, 1])
+
+
+def test_nwkr_bad_bandwidth():
+    with pytest.raises(ValueError, match="bandwidth must be 'cv' or a positive float"):
+        NWKRCalibrator(bandwidth=-1.0).fit([0.1, 0.5], [0, 1])
+    with pytest.raises(ValueError, match="bandwidth must be 'cv' or a positive float"):
+        NWKRCalibrator(bandwidth="loo").fit([0.1, 0.5], [0, 1])
