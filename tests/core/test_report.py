@@ -133,3 +133,21 @@ def test_report_markdown_and_duplicates():
     md = rep.to_markdown("T", {"preset": "quick"})
     assert "| e1 | holds |" in md and "0.1235" in md and "a\\|b" in md
     json.dumps([c.to_dict() for c in rep.claims])
+
+
+def test_set_threads_reads_the_environment(monkeypatch):
+    import torch
+
+    from icml26.core import set_threads
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setenv("ICML26_NUM_THREADS", "1")
+        assert set_threads() == 1 and torch.get_num_threads() == 1
+        monkeypatch.setenv("ICML26_NUM_THREADS", "many")
+        with pytest.raises(ValueError, match="ICML26_NUM_THREADS"):
+            set_threads()
+        with pytest.raises(ValueError, match="n must be"):
+            set_threads(0)
+    finally:
+        torch.set_num_threads(before)

@@ -30,11 +30,19 @@ def seed_everything(seed: int) -> np.random.Generator:
 
 
 def set_threads(n: int | None = None) -> int:
-    """Set torch's intra-op threads to ``n`` (default: the number of CPUs, at most 4). Returns the value set."""
+    """Set torch's intra-op threads to ``n`` and return it.
+
+    Default: the environment variable ``ICML26_NUM_THREADS`` if set (use 1 on a machine shared with other
+    jobs: tiny models slow down badly when threads are oversubscribed), else the number of CPUs, at most 4.
+    """
     import torch
 
     if n is None:
-        n = min(os.cpu_count() or 1, 4)
+        env = os.environ.get("ICML26_NUM_THREADS")
+        try:
+            n = int(env) if env else min(os.cpu_count() or 1, 4)
+        except ValueError:
+            raise ValueError(f"ICML26_NUM_THREADS must be a positive integer, got {env!r}") from None
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     torch.set_num_threads(n)
