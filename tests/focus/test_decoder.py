@@ -150,3 +150,19 @@ def test_errors_name_the_argument(model, prompts):
         BlockDiffusionDecoder(torch.nn.Linear(2, 2), _cfg())
     with pytest.raises(ValueError, match="n_kv_head"):
         BlockDiffusionLM(V, n_head=4, n_kv_head=3)
+
+
+def test_decoder_selection_is_focus_select(model):
+    import numpy as np
+
+    from icml26.focus import focus_budget, focus_select
+
+    dec = BlockDiffusionDecoder(model, _cfg(enable_focus=True, focus_alpha=1.5))
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        m = int(rng.integers(1, 9))
+        pos = np.sort(rng.choice(8, m, replace=False))
+        i0, i1 = rng.random(m), rng.random(m)
+        avg, prog = float(rng.uniform(0, 4)), int(rng.integers(-1, 8))
+        want = focus_select(torch.from_numpy(i1 - i0), torch.from_numpy(pos), focus_budget(m, avg, 1.5), prog)
+        assert dec._select(i0, i1, pos, avg, prog).tolist() == want.tolist()

@@ -230,7 +230,7 @@ class BlockDiffusionDecoder:
                 h = h.gather(1, krow[..., None].expand(-1, -1, h.shape[-1]))
                 idx = torch.where(kvalid, idx.gather(1, krow), B)
                 valid, pos = kvalid, start + idx
-                deep_mask = _key_mask(valid, start, progress[act], B)
+                deep_mask = _key_mask(valid, start, progress[act.cpu()], B)
                 for l in range(2, L):
                     q, k, v = model.layer_qk(l, h, pos)
                     kba[l], vba[l] = _scatter(kba[l], idx, k), _scatter(vba[l], idx, v)
