@@ -128,6 +128,10 @@ def test_record_labels_match_decoding(model, prompts):
     r = st.records
     assert len(r["I0"]) == len(r["I1"]) == len(r["decoded"]) == len(r["pos"])
     assert sum(r["decoded"]) == len(prompts) * G  # every token is decoded exactly once while masked
+    layers = torch.tensor(r["I_layers"])
+    assert layers.shape == (len(r["I0"]), model.n_layer)
+    torch.testing.assert_close(layers[:, 0], torch.tensor(r["I0"]), check_dtype=False)
+    torch.testing.assert_close(layers[:, 1], torch.tensor(r["I1"]), check_dtype=False)
 
 
 def test_errors_name_the_argument(model, prompts):

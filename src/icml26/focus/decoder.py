@@ -83,7 +83,8 @@ class DecodeStats:
     processed_token_layers: sum over steps of ``2 * processed + (L - 2) * kept`` (decode steps only).
     commit_token_layers: token-layers of the clean re-run of finished blocks (the same for every decoder).
     records: with ``record=True``, per step and masked processed token: ``I0``, ``I1``, ``pos`` (block
-        position), ``decoded`` (1 if unmasked this step), ``seq``.
+        position), ``decoded`` (1 if unmasked this step), ``seq``; without FOCUS also ``I_layers`` (the
+        importance at every layer, one list per token).
     """
 
     steps: list[int]
@@ -141,7 +142,7 @@ class BlockDiffusionDecoder:
         self._rng = np.random.default_rng(cfg.seed)
         stats = DecodeStats([0] * N, [[] for _ in range(N)], [[] for _ in range(N)], [[] for _ in range(N)], [0] * N)
         if record:
-            stats.records = {k: [] for k in ("I0", "I1", "pos", "decoded", "seq")}
+            stats.records = {k: [] for k in ("I0", "I1", "pos", "decoded", "seq", "I_layers")}
         _, cache = model.extend(prompt_ids, None)
         out = []
         for _ in range(max_new_tokens // cfg.block_size):
@@ -200,7 +201,7 @@ class BlockDiffusionDecoder:
                 order = order[:, :mmax]
                 valid_m = torch.arange(mmax, device=dev)[None, :] < n_m[:, None]
                 imp = []
-                for q, k in qk[:2]:
+                for q, k in qk if (record and not cfg.enable_focus) else qk[:2]:
                     o = order[:, None, :, None]
                     qc = q.gather(2, o.expand(-1, q.shape[1], -1, q.shape[3]))
                     kc = k.gather(2, o.expand(-1, k.shape[1], -1, k.shape[3]))
@@ -211,6 +212,8 @@ class BlockDiffusionDecoder:
                 for r, s in enumerate(a_list):
                     c = n_m_list[r]
                     self._record(stats, s, imp[0][r, :c], imp[1][r, :c], m_pos[r, :c])
+                    if len(imp) > 2:  # without eviction every layer ran on the processing set
+                        stats.records["I_layers"] += np.stack([i[r, :c] for i in imp], 1).tolist()
             if cfg.enable_focus:
                 kept_rows = []
                 for r, s in enumerate(a_list):

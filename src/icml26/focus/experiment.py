@@ -84,7 +84,7 @@ def compute_seed(cfg: Config, model, seed: int) -> dict:
         dc = replace(dc, seed=int(rng.integers(2**31)))
         dec = BlockDiffusionDecoder(model, dc)
         correct, tokacc, tl, kept, decoded, dps, steps = [], [], 0, 0, 0, [], 0
-        recs = {"I0": [], "I1": [], "pos": [], "decoded": []}
+        recs = {"I0": [], "I1": [], "pos": [], "decoded": [], "I_layers": []}
         for b0 in range(0, cfg.n_prompts, cfg.eval_batch):
             p = torch.from_numpy(data["prompt"][b0 : b0 + cfg.eval_batch])
             toks, st = dec.generate(p, ANSWER_LEN, record=(name == "delayed_cache"))
@@ -127,6 +127,12 @@ def compute_seed(cfg: Config, model, seed: int) -> dict:
                 grid = np.linspace(0, 1, 51)
                 out["roc"][k] = np.interp(grid, fpr, tpr).tolist()
             out["n_importance_records"] = int(y.size)
+            il = np.array(recs["I_layers"])  # (tokens, L): AUROC of I^(b) - I^(a) for every layer pair a < b
+            out["layer_pairs"] = {
+                f"{i}-{j}": float(roc_auc_score(y, il[:, j] - il[:, i]))
+                for i in range(il.shape[1])
+                for j in range(i + 1, il.shape[1])
+            }
     return out
 
 
@@ -263,6 +269,15 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         [{"score": key, "mean": float(np.mean(v)), "per seed": [round(x, 4) for x in v]} for key, v in au.items()],
         "AUROC for 'decoded at this step' under the delayed cache.",
     )
+    pairs = sorted(per_seed[0]["layer_pairs"], key=lambda p: -np.mean([r["layer_pairs"][p] for r in per_seed]))
+    report.add_table(
+        "layer_pairs",
+        [
+            {"layers a-b": p, "AUROC of I^(b) - I^(a)": float(np.mean([r["layer_pairs"][p] for r in per_seed]))}
+            for p in pairs
+        ],
+        "Which layer pair's importance change best predicts decoding (spec risk 8; FOCUS uses 0-1), best first.",
+    )
     task_rows = []
     for ti, tname in enumerate(TASKS):
         row = {"task": tname}
@@ -289,6 +304,7 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         {
             "train": {k2: v for k2, v in info.items() if k2 != "loss_curve"},
             "auroc": au,
+            "layer_pair_auroc": {p: [r["layer_pairs"][p] for r in per_seed] for p in pairs},
             "token_layer_ratio": ratio,
             "token_accuracy": {
                 name: [100 * float(np.mean(r[name]["token_acc"])) for r in per_seed] for name in _decoders(cfg)
