@@ -46,7 +46,7 @@ class Config:
     threads: int = 1  # the machine is shared: one thread per run avoids oversubscription
 
 
-FULL = Config(train=TrainConfig(n_layer=6, n_embd=64, n_head=4, n_kv_head=2, steps=1500, batch_size=32, lr=3e-3))
+FULL = Config(train=TrainConfig(n_layer=6, n_embd=64, n_head=4, n_kv_head=2, steps=3000, batch_size=32, lr=3e-3))
 QUICK = Config(
     train=TrainConfig(n_layer=3, n_embd=32, n_head=4, n_kv_head=2, steps=40, batch_size=16, lr=3e-3),
     n_prompts=24,
