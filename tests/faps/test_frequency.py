@@ -9,9 +9,7 @@ from icml26.faps import band_index, dct_band_energies, dct_matrix, patch_feature
 
 
 @settings(max_examples=25, deadline=None)
-@given(
-    b=st.integers(1, 3), c=st.integers(1, 3), gh=st.integers(1, 4), gw=st.integers(1, 4), p=st.integers(1, 4)
-)
+@given(b=st.integers(1, 3), c=st.integers(1, 3), gh=st.integers(1, 4), gw=st.integers(1, 4), p=st.integers(1, 4))
 def test_patchify_round_trip_is_exact(b, c, gh, gw, p):
     x = torch.randn(b, c, gh * p, gw * p, generator=torch.Generator().manual_seed(b + 10 * c))
     tokens = patchify(x, p)

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26.faps import (
+    DDIMScheduler,
     FaPSTrainer,
     FrequencyGate,
-    DDIMScheduler,
     HighFrequencyGate,
     RandomPatchGate,
     TinyDiT,

@@ -70,7 +70,8 @@ def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None
     n = logits.shape[-1]
     if not 1 <= k <= n:
         raise ValueError(f"k must lie in [1, {n}], got {k}")
-    u = torch.rand(logits.shape, generator=generator, device=logits.device).clamp_(1e-20, 1.0 - 1e-7)
+    dev = generator.device if generator is not None else logits.device
+    u = torch.rand(logits.shape, generator=generator, device=dev).to(logits.device).clamp_(1e-20, 1.0 - 1e-7)
     gumbel = -torch.log(-torch.log(u))
     order = torch.argsort(logits.detach() + gumbel, dim=-1, descending=True)
     return order[:, :k], plackett_luce_log_prob(logits, order, k)
@@ -207,8 +208,9 @@ class FaPSTrainer:
         b = x0.shape[0]
         T = self.scheduler.config.num_train_timesteps
         tau = min(self.step_ / self.total_steps, 1.0)
-        t = torch.randint(0, T, (b,), generator=self.generator).to(x0.device)
-        noise = torch.randn(x0.shape, generator=self.generator).to(x0)
+        dev = self.generator.device if self.generator is not None else x0.device  # draw where the generator lives
+        t = torch.randint(0, T, (b,), generator=self.generator, device=dev).to(x0.device)
+        noise = torch.randn(x0.shape, generator=self.generator, device=dev).to(x0)
         x_t = self.scheduler.add_noise(x0, noise, t)
         decision = None
         self.denoiser.train()
