@@ -50,6 +50,7 @@ from .model import TinyDiT
 
 matplotlib.use("Agg")
 
+PROBE_T_MAX = 500  # moderate-noise probe for the per-band error curves (abar_500 ~ 0.5, cosine schedule)
 ARMS = ("full", "faps", "random", "heuristic")
 LABELS = {"full": "full training", "faps": "FaPS", "random": "random drop", "heuristic": "high-freq gate"}
 
@@ -221,12 +222,13 @@ def _train_arm(cfg, arm, seed, steps, x, y, fd, charge, probe=None, masks=None, 
     tr = _trainer(cfg, arm, seed, steps)
     g = torch.Generator().manual_seed(seed + 3)  # same batches for every arm of this seed
     probe_at = set(np.unique(np.linspace(0, steps, cfg.n_probes + 1).round().astype(int)).tolist())
-    out = {"steps": steps, "curve": [], "band_steps": [], "band_errors": [], "losses": []}
+    out = {"steps": steps, "curve": [], "band_steps": [], "band_errors": [], "band_errors_moderate": [], "losses": []}
     t0 = time.perf_counter()
     for s in range(steps + 1):
         if probe is not None and s in probe_at:
             out["band_steps"].append(s)
-            out["band_errors"].append(_band_errors(tr.denoiser, tr.scheduler, probe, masks))
+            out["band_errors"].append(_band_errors(tr.denoiser, tr.scheduler, probe[0], masks))
+            out["band_errors_moderate"].append(_band_errors(tr.denoiser, tr.scheduler, probe[1], masks))
         if s in curve_at:
             out["curve"].append([s, charge(s), _fd(tr.ema_model, cfg, fd, cfg.n_curve_samples, seed)[0]])
         if s == steps:
@@ -239,8 +241,8 @@ def _train_arm(cfg, arm, seed, steps, x, y, fd, charge, probe=None, masks=None, 
     out["curve"].append([steps, charge(steps), value])
     out["samples"] = xs[:40, 0].numpy().round(3).tolist()
     if probe is not None:
-        yb = torch.arange(len(probe["x0"])) % 10
-        xb = probe["x0"]
+        yb = torch.arange(len(probe[0]["x0"])) % 10
+        xb = probe[0]["x0"]
         out["high_share_by_t"] = {
             t: _high_share(tr.ema_model, tr.scheduler, xb, yb, t, masks, seed) for t in (100, 300, 500, 700, 900)
         }
@@ -274,6 +276,10 @@ def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
         "x0": xte[pi], "y": yte[pi], "t": torch.randint(0, 1000, (len(pi),), generator=g),
         "noise": torch.randn(xte[pi].shape, generator=g),
     }  # fmt: skip
+    # The claim uses a well-conditioned probe, t < PROBE_T_MAX: at larger t, x0_hat = (x_t - sqrt(1 - abar) eps_hat)
+    # / sqrt(abar) multiplies any eps error by up to 1/sqrt(abar) (> 100 near t = T for the cosine schedule), and
+    # the uniform-t probe above mostly measures that amplified initial noise (kept and reported for reference).
+    probe_moderate = {**probe, "t": torch.randint(0, PROBE_T_MAX, (len(pi),), generator=g)}
     masks = _band_masks(cfg)
     res = {"cost": cost, "speed": progress.cached(f"seed{seed}-speed", lambda: _speed_ratio(cfg, seed)), "arms": {}}
     for arm in ARMS:
@@ -283,7 +289,7 @@ def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
         res["arms"][arm] = progress.cached(
             f"seed{seed}-{arm}",
             lambda a=arm, n=steps, c=charge, ca=curve_at: _train_arm(
-                cfg, a, seed, n, xtr, ytr, fd, c, probe if a == "full" else None, masks, ca
+                cfg, a, seed, n, xtr, ytr, fd, c, (probe, probe_moderate) if a == "full" else None, masks, ca
             ),
         )
     res["equal_steps_faps"] = progress.cached(
@@ -366,14 +372,18 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
         sense="<=",
     ))  # fmt: skip
     half = {b: [] for b in (0, cfg.n_bands - 1)}
+    half_uniform_t = {b: [] for b in (0, cfg.n_bands - 1)}
     for r in S:
         full = r["arms"]["full"]
-        errs = np.asarray(full["band_errors"])
+        errs = np.asarray(full["band_errors_moderate"])
+        errs_u = np.asarray(full["band_errors"])
         for b in half:
             half[b].append(_half_time(full["band_steps"], errs[:, b].tolist()))
+            half_uniform_t[b].append(_half_time(full["band_steps"], errs_u[:, b].tolist()))
     rep.add_claim(judge_superiority(
         "dual_spectral_bias_training", "Over training, low-frequency error falls before high-frequency error "
-        "(step at which the lowest DCT band's x0-prediction error made half its drop < the highest band's)",
+        "(step at which the lowest DCT band's x0-prediction error, probe t < 500, made half its drop < the "
+        "highest band's)",
         ("lowest-band half-time (steps)", half[0]), {"highest-band half-time (steps)": half[cfg.n_bands - 1]},
         higher_is_better=False, test="ttest",
     ))  # fmt: skip
@@ -413,6 +423,7 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     rep.metrics = {
         "classifier_test_accuracy": clf_acc, "fd_real_train_vs_test": real_vs_real,
         "per_seed": {str(s): _strip(per_seed[s]) for s in seeds}, "band_half_time": half,
+        "band_half_time_uniform_t": half_uniform_t,
     }  # fmt: skip
     _figures(rep, cfg, seeds, S)
     rep.add_note(
@@ -443,16 +454,21 @@ def _figures(rep: Report, cfg: Config, seeds, S) -> None:
     ax.legend()
     rep.add_figure("fd_vs_wallclock", fig, "FD vs charged wall-clock per method (mean ± sd over seeds).")
 
-    fig = Figure(figsize=(5, 3.5))
-    ax = fig.subplots()
+    fig = Figure(figsize=(9, 3.5))
+    axes = fig.subplots(1, 2)
     full = S[0]["arms"]["full"]
-    errs = np.asarray(full["band_errors"])
-    for b in range(cfg.n_bands):
-        ax.plot(full["band_steps"], errs[:, b] / errs[0, b], marker="o", label=f"DCT band {b}")
-    ax.set_xlabel("training step (full training)")
-    ax.set_ylabel("relative x0 error / initial")
-    ax.legend()
-    rep.add_figure("band_error_vs_step", fig, f"Per-band x0-prediction error over training, seed {seeds[0]}.")
+    for ax, key, title in zip(axes, ("band_errors_moderate", "band_errors"), ("probe t < 500", "probe t uniform")):
+        errs = np.asarray(full[key])
+        for b in range(cfg.n_bands):
+            ax.semilogy(full["band_steps"], errs[:, b], marker="o", label=f"DCT band {b}")
+        ax.set_xlabel("training step (full training)")
+        ax.set_ylabel("relative x0-prediction error")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    rep.add_figure(
+        "band_error_vs_step", fig, f"Per-band relative x0-prediction error over training (band 0 = lowest), "
+        f"seed {seeds[0]}; the claim uses the left panel."
+    )  # fmt: skip
 
     fig = Figure(figsize=(8, 3.6))
     axes = fig.subplots(len(ARMS), 1)
