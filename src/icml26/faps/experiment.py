@@ -68,9 +68,9 @@ class Config:
     keep_ratio: float = 0.5
     full_finetune_frac: float = 0.1
     ema: float = 0.999
-    budget_steps: int = 300  # equal wall-clock budget, in full-training steps
+    budget_steps: int = 1000  # equal wall-clock budget, in full-training steps
     limited_n: int = 300
-    limited_budget_steps: int = 120
+    limited_budget_steps: int = 400
     n_test: int = 597
     n_samples: int = 300
     n_curve_samples: int = 150
