@@ -1,0 +1,493 @@
+"""Reproduction: FaPS vs full training, random patch dropping and a fixed high-frequency gate on digits.
+
+Protocol per seed (all arms share the model initialisation, the data order and the noise draws):
+
+1. **Per-step cost, interleaved.**  One trainer per arm takes single steps in round-robin order
+   (full, FaPS, random, heuristic, full, ...); the median step time per arm gives the cost ratio
+   ``c = t_arm / t_full`` (policy update included for FaPS).  Interleaving exposes every arm to the same CPU
+   contention, so the ratio is fair on a shared machine even when absolute times are not.
+2. **Equal wall-clock budget as step counts.**  The budget is ``budget_steps`` full steps.  A dropping arm
+   runs ``floor(budget_steps / ((1 - f) c + f))`` steps, ``f`` = the unmasked fine-tune fraction whose steps
+   cost a full step; so every arm is charged the same time at the measured costs.  (Timing each arm's
+   whole run instead would make the comparison depend on what else the machine was doing.)
+3. Train each arm; FD (Fréchet distance in a local digits classifier's 64-d features; NOT FID) of DDIM
+   samples from the EMA weights at half and full budget.  Equal steps: FaPS with ``budget_steps`` steps.
+   Limited data: full vs FaPS on ``limited_n`` training images at ``limited_budget_steps``.
+4. Dual spectral bias (full-training arm): per-DCT-band relative error of the x0-prediction on a fixed
+   probe batch over training, and the high-band energy share of x0-predictions at high vs low ``t``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+
+import matplotlib
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from icml26.core import (
+    Experiment,
+    Report,
+    judge_non_inferiority,
+    judge_superiority,
+    judge_threshold,
+    mean_ci,
+    register,
+    seed_everything,
+)
+
+from .baselines import HighFrequencyGate, RandomPatchGate
+from .data import digits_tensors
+from .diffusion import DDIMScheduler, ddim_sample
+from .frequency import band_index, dct2
+from .gate import FaPSTrainer, FrequencyGate
+from .metrics import FeatureFD, train_digit_classifier
+from .model import TinyDiT
+
+matplotlib.use("Agg")
+
+PROBE_T_MAX = 500  # moderate-noise probe for the per-band error curves (abar_500 ~ 0.5, cosine schedule)
+ARMS = ("full", "faps", "random", "heuristic")
+LABELS = {"full": "full training", "faps": "FaPS", "random": "random drop", "heuristic": "high-freq gate"}
+
+
+@dataclass(frozen=True)
+class Config:
+    img_size: int = 8  # the digits' native 8x8 (upsampling to 16x16 adds pixels, not information)
+    patch_size: int = 2
+    width: int = 48
+    depth: int = 3
+    heads: int = 4
+    batch_size: int = 64
+    lr: float = 1e-3
+    policy_lr: float = 1e-3
+    keep_ratio: float = 0.5
+    full_finetune_frac: float = 0.1
+    ema: float = 0.999
+    budget_steps: int = 1000  # equal wall-clock budget, in full-training steps
+    limited_n: int = 300
+    limited_budget_steps: int = 400
+    n_test: int = 597
+    n_samples: int = 300
+    n_curve_samples: int = 150
+    sample_steps: int = 10  # DDIM steps for evaluation
+    timing_rounds: int = 12
+    n_probes: int = 10
+    probe_size: int = 64
+    n_bands: int = 4
+    clf_epochs: int = 30
+    # the speed claim is timed on the spec's tiny DiT (16x16 digits, patch 2 -> 64 tokens, width 96, depth 4)
+    speed_img_size: int = 16
+    speed_width: int = 96
+    speed_depth: int = 4
+    speed_batch_size: int = 64
+    speed_rounds: int = 8
+
+
+QUICK = Config(
+    img_size=8, width=32, depth=2, heads=2, batch_size=32, budget_steps=40, limited_budget_steps=20, n_samples=100,
+    n_curve_samples=60, sample_steps=8, timing_rounds=5, n_probes=4, probe_size=32, clf_epochs=4,
+    speed_img_size=8, speed_width=32, speed_depth=2, speed_batch_size=32, speed_rounds=3,
+)  # fmt: skip
+FULL = Config()
+
+
+# -- pieces ------------------------------------------------------------------------------------------------
+def _data(cfg: Config):
+    x, y = digits_tensors(cfg.img_size)
+    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(12345))
+    test, train = perm[: cfg.n_test], perm[cfg.n_test :]
+    return x[train], y[train], x[test], y[test]
+
+
+def _gate(cfg: Config, arm: str):
+    if arm == "full":
+        return None
+    if arm == "faps":
+        return FrequencyGate(cfg.patch_size, cfg.n_bands, keep_ratio=cfg.keep_ratio)
+    if arm == "random":
+        return RandomPatchGate(cfg.patch_size, cfg.keep_ratio)
+    return HighFrequencyGate(cfg.patch_size, cfg.keep_ratio, cfg.n_bands)
+
+
+def _trainer(cfg: Config, arm: str, seed: int, total_steps: int) -> FaPSTrainer:
+    torch.manual_seed(seed)  # same denoiser init for every arm of a seed
+    model = TinyDiT(cfg.img_size, cfg.patch_size, 1, cfg.width, cfg.depth, cfg.heads, num_classes=10)
+    gate = _gate(cfg, arm)
+    return FaPSTrainer(
+        model, DDIMScheduler(1000), gate, total_steps=total_steps, full_finetune_frac=cfg.full_finetune_frac,
+        lr=cfg.lr, policy_lr=cfg.policy_lr, ema=cfg.ema, generator=torch.Generator().manual_seed(seed + 1),
+    )  # fmt: skip
+
+
+def _step_costs(cfg: Config, seed: int, x: torch.Tensor, y: torch.Tensor) -> dict:
+    """Median seconds per train_step of each arm, interleaved round-robin (first 2 rounds are warm-up)."""
+    trainers = {a: _trainer(cfg, a, seed, 10**9) for a in ARMS}
+    g = torch.Generator().manual_seed(seed + 7)
+    times: dict[str, list[float]] = {a: [] for a in ARMS}
+    for r in range(cfg.timing_rounds + 2):
+        order = ARMS if r % 2 == 0 else ARMS[::-1]
+        for a in order:
+            i = torch.randint(0, len(x), (cfg.batch_size,), generator=g)
+            t0 = time.perf_counter()
+            trainers[a].train_step(x[i], y[i])
+            if r >= 2:
+                times[a].append(time.perf_counter() - t0)
+    med = {a: statistics.median(v) for a, v in times.items()}
+    return {"median_s": med, "ratio": {a: med[a] / med["full"] for a in ARMS}}
+
+
+def _speed_ratio(cfg: Config, seed: int) -> dict:
+    """FaPS / full median step time on the spec-sized DiT, interleaved (first 2 rounds are warm-up)."""
+    x, y = digits_tensors(cfg.speed_img_size)
+    big = Config(img_size=cfg.speed_img_size, width=cfg.speed_width, depth=cfg.speed_depth, heads=4)
+    trainers = {a: _trainer(big, a, seed, 10**9) for a in ("full", "faps")}
+    g = torch.Generator().manual_seed(seed + 5)
+    times: dict[str, list[float]] = {a: [] for a in trainers}
+    for r in range(cfg.speed_rounds + 2):
+        for a in ("full", "faps") if r % 2 == 0 else ("faps", "full"):
+            i = torch.randint(0, len(x), (cfg.speed_batch_size,), generator=g)
+            t0 = time.perf_counter()
+            trainers[a].train_step(x[i], y[i])
+            if r >= 2:
+                times[a].append(time.perf_counter() - t0)
+    med = {a: statistics.median(v) for a, v in times.items()}
+    return {"median_s": med, "ratio": med["faps"] / med["full"]}
+
+
+def _fd(model, cfg: Config, fd: FeatureFD, n: int, seed: int) -> tuple[float, torch.Tensor]:
+    y = torch.arange(n) % 10
+    xs = ddim_sample(model, DDIMScheduler(1000), n, y, steps=cfg.sample_steps,
+                     generator=torch.Generator().manual_seed(seed + 99)).clamp(-1, 1)  # fmt: skip
+    fd.reset_generated()
+    fd.update(xs, real=False)
+    return fd.compute(), xs
+
+
+class _FD(FeatureFD):
+    """FeatureFD whose real-image features are computed once and kept between evaluations."""
+
+    def reset_generated(self) -> None:
+        self._feats[False] = []
+
+
+def _band_masks(cfg: Config) -> torch.Tensor:
+    idx = band_index(cfg.img_size, cfg.img_size, cfg.n_bands)
+    return torch.stack([(idx == b).float() for b in range(cfg.n_bands)])  # [bands, H, W]
+
+
+@torch.no_grad()
+def _band_errors(model, sched, probe: dict, masks: torch.Tensor) -> list[float]:
+    """Relative error per DCT band of the x0-prediction: ``sum ||band_b(x0_hat - x0)||^2 / sum ||band_b(x0)||^2``."""
+    x0, t, noise, y = probe["x0"], probe["t"], probe["noise"], probe["y"]
+    a = sched.alphas_cumprod[t].reshape(-1, 1, 1, 1)
+    x_t = sched.add_noise(x0, noise, t)
+    x0_hat = (x_t - (1 - a).sqrt() * model.eval()(x_t, t, y)) / a.sqrt()
+    model.train()
+    err = dct2((x0_hat - x0)[:, 0]).pow(2)
+    ref = dct2(x0[:, 0]).pow(2)
+    return [float((err * m).sum() / (ref * m).sum().clamp_min(1e-12)) for m in masks]
+
+
+@torch.no_grad()
+def _high_share(model, sched, x0, y, t_value: int, masks: torch.Tensor, seed: int) -> float:
+    """Share of the x0-prediction's DCT energy in the upper half of the bands at timestep ``t_value``."""
+    t = torch.full((len(x0),), t_value, dtype=torch.long)
+    noise = torch.randn(x0.shape, generator=torch.Generator().manual_seed(seed))
+    a = sched.alphas_cumprod[t_value]
+    x_t = sched.add_noise(x0, noise, t)
+    x0_hat = (x_t - (1 - a).sqrt() * model(x_t, t, y)) / a.sqrt()
+    e = dct2(x0_hat[:, 0]).pow(2)
+    per_band = torch.stack([(e * m).sum() for m in masks])
+    return float(per_band[len(masks) // 2 :].sum() / per_band.sum())
+
+
+def _half_time(steps: list[int], err: list[float]) -> float:
+    """First (linearly interpolated) step where the error has made half of its total drop."""
+    e0, e1 = err[0], min(err)
+    target = e0 - 0.5 * (e0 - e1)
+    for i in range(1, len(err)):
+        if err[i] <= target:
+            frac = (err[i - 1] - target) / max(err[i - 1] - err[i], 1e-12)
+            return float(steps[i - 1] + frac * (steps[i] - steps[i - 1]))
+    return float(steps[-1])
+
+
+def _train_arm(cfg, arm, seed, steps, x, y, fd, charge, probe=None, masks=None, curve_at=()) -> dict:
+    """Train one arm for ``steps``; ``charge(k)`` = budget time charged for the first ``k`` steps."""
+    tr = _trainer(cfg, arm, seed, steps)
+    g = torch.Generator().manual_seed(seed + 3)  # same batches for every arm of this seed
+    probe_at = set(np.unique(np.linspace(0, steps, cfg.n_probes + 1).round().astype(int)).tolist())
+    out = {"steps": steps, "curve": [], "band_steps": [], "band_errors": [], "band_errors_moderate": [], "losses": []}
+    t0 = time.perf_counter()
+    for s in range(steps + 1):
+        if probe is not None and s in probe_at:
+            out["band_steps"].append(s)
+            out["band_errors"].append(_band_errors(tr.denoiser, tr.scheduler, probe[0], masks))
+            out["band_errors_moderate"].append(_band_errors(tr.denoiser, tr.scheduler, probe[1], masks))
+        if s in curve_at:
+            out["curve"].append([s, charge(s), _fd(tr.ema_model, cfg, fd, cfg.n_curve_samples, seed)[0]])
+        if s == steps:
+            break
+        i = torch.randint(0, len(x), (cfg.batch_size,), generator=g)
+        out["losses"].append(tr.train_step(x[i], y[i])["loss"])
+    out["train_wall_s"] = time.perf_counter() - t0
+    value, xs = _fd(tr.ema_model, cfg, fd, cfg.n_samples, seed)
+    out["fd"] = value
+    out["curve"].append([steps, charge(steps), value])
+    out["samples"] = xs[:40, 0].numpy().round(3).tolist()
+    if probe is not None:
+        yb = torch.arange(len(probe[0]["x0"])) % 10
+        xb = probe[0]["x0"]
+        out["high_share_by_t"] = {
+            t: _high_share(tr.ema_model, tr.scheduler, xb, yb, t, masks, seed) for t in (100, 300, 500, 700, 900)
+        }
+        out["high_share_t_high"] = out["high_share_by_t"][900]
+        out["high_share_t_low"] = out["high_share_by_t"][100]
+        e = dct2(xb[:, 0]).pow(2)
+        per_band = torch.stack([(e * m).sum() for m in masks])
+        out["high_share_data"] = float(per_band[len(masks) // 2 :].sum() / per_band.sum())
+    return out
+
+
+def _budget_steps(budget: int, ratio: float, ff: float) -> int:
+    return max(1, math.floor(budget / ((1 - ff) * ratio + ff)))
+
+
+def _charge(cost: dict, arm: str, steps: int, ff: float):
+    t_full, t_arm = cost["median_s"]["full"], cost["median_s"][arm]
+    if arm == "full":
+        return lambda k: k * t_full
+    switch = math.floor(steps * (1 - ff))
+    return lambda k: min(k, switch) * t_arm + max(0, k - switch) * t_full
+
+
+def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
+    xtr, ytr, xte, yte = data
+    cost = progress.cached(f"seed{seed}-cost", lambda: _step_costs(cfg, seed, xtr, ytr))
+    ff = cfg.full_finetune_frac
+    g = torch.Generator().manual_seed(seed + 11)
+    pi = torch.randperm(len(xte), generator=g)[: cfg.probe_size]
+    probe = {
+        "x0": xte[pi], "y": yte[pi], "t": torch.randint(0, 1000, (len(pi),), generator=g),
+        "noise": torch.randn(xte[pi].shape, generator=g),
+    }  # fmt: skip
+    # The claim uses a well-conditioned probe, t < PROBE_T_MAX: at larger t, x0_hat = (x_t - sqrt(1 - abar) eps_hat)
+    # / sqrt(abar) multiplies any eps error by up to 1/sqrt(abar) (> 100 near t = T for the cosine schedule), and
+    # the uniform-t probe above mostly measures that amplified initial noise (kept and reported for reference).
+    probe_moderate = {**probe, "t": torch.randint(0, PROBE_T_MAX, (len(pi),), generator=g)}
+    masks = _band_masks(cfg)
+    res = {"cost": cost, "speed": progress.cached(f"seed{seed}-speed", lambda: _speed_ratio(cfg, seed)), "arms": {}}
+    for arm in ARMS:
+        steps = cfg.budget_steps if arm == "full" else _budget_steps(cfg.budget_steps, cost["ratio"][arm], ff)
+        charge = _charge(cost, arm, steps, ff)
+        curve_at = (steps // 2,)
+        res["arms"][arm] = progress.cached(
+            f"seed{seed}-{arm}",
+            lambda a=arm, n=steps, c=charge, ca=curve_at: _train_arm(
+                cfg, a, seed, n, xtr, ytr, fd, c, (probe, probe_moderate) if a == "full" else None, masks, ca
+            ),
+        )
+    res["equal_steps_faps"] = progress.cached(
+        f"seed{seed}-faps-equal-steps",
+        lambda: _train_arm(cfg, "faps", seed, cfg.budget_steps, xtr, ytr, fd, _charge(cost, "faps", 1, ff)),
+    )
+    sub = torch.randperm(len(xtr), generator=torch.Generator().manual_seed(seed + 21))[: cfg.limited_n]
+    res["limited"] = {}
+    for arm in ("full", "faps"):
+        n = cfg.limited_budget_steps
+        if arm == "faps":
+            n = _budget_steps(n, cost["ratio"]["faps"], ff)
+        res["limited"][arm] = progress.cached(
+            f"seed{seed}-limited-{arm}",
+            lambda a=arm, n=n: _train_arm(cfg, a, seed, n, xtr[sub], ytr[sub], fd, _charge(cost, a, n, ff)),
+        )
+    return res
+
+
+# -- run ---------------------------------------------------------------------------------------------------
+def run(config: Config, seeds: list[int], progress) -> Report:
+    # One intra-op thread: on a shared 2-core machine extra threads oversubscribe the CPU and make step
+    # times (and so the cost ratios) erratic.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _run(config, seeds, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(cfg: Config, seeds: list[int], progress) -> Report:
+    data = _data(cfg)
+    xtr, ytr, xte, yte = data
+    seed_everything(0)
+    clf = train_digit_classifier(xtr, ytr, epochs=cfg.clf_epochs, seed=0)
+    with torch.no_grad():
+        clf_acc = float((clf(xte).argmax(1) == yte).float().mean())
+    fd = _FD(clf.features)
+    fd.update(xte, real=True)
+    floor_fd = FeatureFD(clf.features)
+    floor_fd.update(xte, real=True)
+    floor_fd.update(xtr[: cfg.n_samples], real=False)
+    real_vs_real = floor_fd.compute()
+
+    per_seed = {}
+    for s in progress.track(seeds, description="faps seeds"):
+        seed_everything(s)
+        per_seed[s] = _seed_run(cfg, s, data, fd, progress)
+    return _report(cfg, seeds, per_seed, clf_acc, real_vs_real)
+
+
+def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: float) -> Report:
+    rep = Report()
+    S = [per_seed[s] for s in seeds]
+    fd = {a: [r["arms"][a]["fd"] for r in S] for a in ARMS}
+    ratio = {a: [r["cost"]["ratio"][a] for r in S] for a in ARMS}
+
+    speed = [r["speed"]["ratio"] for r in S]
+    rep.add_claim(judge_threshold(
+        "speed", f"A FaPS step at keep ratio {cfg.keep_ratio} costs <= 0.65x a full step, policy included "
+        f"(median step-time ratio, interleaved timings; {cfg.speed_img_size}x{cfg.speed_img_size} images, "
+        f"width {cfg.speed_width}, depth {cfg.speed_depth}, batch {cfg.speed_batch_size})",
+        ("FaPS / full step time", speed), threshold=0.65, sense="<=",
+    ))  # fmt: skip
+    rep.add_claim(judge_non_inferiority(
+        "equal_wallclock_vs_full", "At an equal wall-clock budget FaPS's Fréchet distance is <= full training's "
+        "(paired by seed)", ("FaPS FD", fd["faps"]), {"full training FD": fd["full"]}, margin=0.0,
+        higher_is_better=False,
+    ))  # fmt: skip
+    rep.add_claim(judge_superiority(
+        "equal_wallclock_vs_random", "At an equal wall-clock budget FaPS's Fréchet distance is < random patch "
+        "dropping's (paired by seed)", ("FaPS FD", fd["faps"]), {"random drop FD": fd["random"]},
+        higher_is_better=False, test="ttest",
+    ))  # fmt: skip
+    eq_ratio = [r["equal_steps_faps"]["fd"] / r["arms"]["full"]["fd"] for r in S]
+    rep.add_claim(judge_threshold(
+        "equal_steps", "At an equal number of steps FaPS's Fréchet distance is within 15% of full training's "
+        "(FD ratio FaPS / full <= 1.15)", ("FD(FaPS) / FD(full), equal steps", eq_ratio), threshold=1.15,
+        sense="<=",
+    ))  # fmt: skip
+    half = {b: [] for b in (0, cfg.n_bands - 1)}
+    half_uniform_t = {b: [] for b in (0, cfg.n_bands - 1)}
+    for r in S:
+        full = r["arms"]["full"]
+        errs = np.asarray(full["band_errors_moderate"])
+        errs_u = np.asarray(full["band_errors"])
+        for b in half:
+            half[b].append(_half_time(full["band_steps"], errs[:, b].tolist()))
+            half_uniform_t[b].append(_half_time(full["band_steps"], errs_u[:, b].tolist()))
+    rep.add_claim(judge_superiority(
+        "dual_spectral_bias_training", "Over training, low-frequency error falls before high-frequency error "
+        "(step at which the lowest DCT band's x0-prediction error, probe t < 500, made half its drop < the "
+        "highest band's)",
+        ("lowest-band half-time (steps)", half[0]), {"highest-band half-time (steps)": half[cfg.n_bands - 1]},
+        higher_is_better=False, test="ttest",
+    ))  # fmt: skip
+    hs_hi = [r["arms"]["full"]["high_share_t_high"] for r in S]
+    hs_lo = [r["arms"]["full"]["high_share_t_low"] for r in S]
+    rep.add_claim(judge_superiority(
+        "dual_spectral_bias_timesteps", "Early (high-noise) denoising steps predict low-pass content: the "
+        "high-band energy share of the x0-prediction at t=900 is below that at t=100",
+        ("high-band share at t=900", hs_hi), {"high-band share at t=100": hs_lo}, higher_is_better=False,
+        test="ttest",
+    ))  # fmt: skip
+    lim = {a: [r["limited"][a]["fd"] for r in S] for a in ("full", "faps")}
+    rep.add_claim(judge_superiority(
+        "limited_data", f"With {cfg.limited_n} training images (equal wall-clock) FaPS's Fréchet distance is below "
+        "full training's (reported, not gated)", ("FaPS FD", lim["faps"]), {"full training FD": lim["full"]},
+        higher_is_better=False, test="ttest",
+    ))  # fmt: skip
+
+    rows = []
+    for a in ARMS:
+        rows.append({
+            "method": LABELS[a], "FD": str(mean_ci(fd[a])), "step cost / full": str(mean_ci(ratio[a])),
+            "steps": str(mean_ci([r["arms"][a]["steps"] for r in S])),
+            "train wall s (measured, contended)": str(mean_ci([r["arms"][a]["train_wall_s"] for r in S])),
+        })  # fmt: skip
+    rows.append({"method": "FaPS, equal steps", "FD": str(mean_ci([r["equal_steps_faps"]["fd"] for r in S])),
+                 "steps": cfg.budget_steps})  # fmt: skip
+    for a in ("full", "faps"):
+        rows.append({"method": f"{LABELS[a]}, {cfg.limited_n} images", "FD": str(mean_ci(lim[a])),
+                     "steps": str(mean_ci([r["limited"][a]["steps"] for r in S]))})  # fmt: skip
+    rep.add_table(
+        "fd",
+        rows,
+        caption=f"Fréchet distance in the local digits classifier's features (lower is "
+        f"better; real train vs real test = {real_vs_real:.3g}); mean ± sd over {len(seeds)} seeds.",
+    )
+    rep.metrics = {
+        "classifier_test_accuracy": clf_acc, "fd_real_train_vs_test": real_vs_real,
+        "per_seed": {str(s): _strip(per_seed[s]) for s in seeds}, "band_half_time": half,
+        "band_half_time_uniform_t": half_uniform_t,
+    }  # fmt: skip
+    _figures(rep, cfg, seeds, S)
+    rep.add_note(
+        "Equal wall-clock budgets are converted to step counts from per-step costs measured in an interleaved "
+        "round-robin on the same (shared, contended) CPU; the time axis of the FD curve is that charged time."
+    )
+    return rep
+
+
+def _strip(r: dict) -> dict:
+    def arm(a):
+        return {k: v for k, v in a.items() if k not in ("samples", "losses")}
+
+    return {
+        "cost": r["cost"], "speed": r["speed"], "arms": {k: arm(v) for k, v in r["arms"].items()},
+        "equal_steps_faps": arm(r["equal_steps_faps"]), "limited": {k: arm(v) for k, v in r["limited"].items()},
+    }  # fmt: skip
+
+
+def _figures(rep: Report, cfg: Config, seeds, S) -> None:
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.subplots()
+    for a in ARMS:
+        c = np.asarray([r["arms"][a]["curve"] for r in S])  # [seeds, points, 3]
+        ax.errorbar(c[:, :, 1].mean(0), c[:, :, 2].mean(0), yerr=c[:, :, 2].std(0), marker="o", label=LABELS[a])
+    ax.set_xlabel("charged wall-clock (s, measured per-step cost)")
+    ax.set_ylabel("Fréchet distance (digits features)")
+    ax.legend()
+    rep.add_figure("fd_vs_wallclock", fig, "FD vs charged wall-clock per method (mean ± sd over seeds).")
+
+    fig = Figure(figsize=(9, 3.5))
+    axes = fig.subplots(1, 2)
+    full = S[0]["arms"]["full"]
+    for ax, key, title in zip(axes, ("band_errors_moderate", "band_errors"), ("probe t < 500", "probe t uniform")):
+        errs = np.asarray(full[key])
+        for b in range(cfg.n_bands):
+            ax.semilogy(full["band_steps"], errs[:, b], marker="o", label=f"DCT band {b}")
+        ax.set_xlabel("training step (full training)")
+        ax.set_ylabel("relative x0-prediction error")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    rep.add_figure(
+        "band_error_vs_step", fig, f"Per-band relative x0-prediction error over training (band 0 = lowest), "
+        f"seed {seeds[0]}; the claim uses the left panel."
+    )  # fmt: skip
+
+    fig = Figure(figsize=(8, 3.6))
+    axes = fig.subplots(len(ARMS), 1)
+    for ax, a in zip(axes, ARMS):
+        xs = np.asarray(S[0]["arms"][a]["samples"])[:20]
+        ax.imshow(np.concatenate(list(xs), axis=1), cmap="gray", vmin=-1, vmax=1)
+        ax.set_axis_off()
+        ax.set_title(LABELS[a], fontsize=8)
+    rep.add_figure("samples", fig, f"DDIM samples (labels 0-9, twice) at the equal wall-clock budget, seed {seeds[0]}.")
+
+
+register(
+    Experiment(
+        slug="faps",
+        title="FaPS: A General and Fast Training Method for Diffusion Models",
+        paper="Wang, Han & Ding, ICML 2026 (poster 66018)",
+        presets={"quick": QUICK, "full": FULL},
+        seeds={"quick": 2, "full": 3},
+        run=run,
+        component="FaPSTrainer + FrequencyGate (policy-gradient patch gate) around a token-dropping TinyDiT",
+    )
+)

@@ -1,0 +1,103 @@
+"""A local quality metric: Fréchet distance in the features of a small digits classifier (not FID).
+
+``FD = ||mu_r - mu_g||^2 + tr(S_r + S_g - 2 (S_r S_g)^{1/2})`` between Gaussians fitted to the feature vectors
+of real and generated images.  Inception weights cannot be downloaded here, so the feature extractor is a
+small CNN trained locally on the digits train split (:func:`train_digit_classifier`); the number is only
+comparable between runs that use the same extractor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy import linalg
+from torch import Tensor, nn
+
+__all__ = ["frechet_distance", "FeatureFD", "DigitClassifier", "train_digit_classifier"]
+
+
+def frechet_distance(mu1: np.ndarray, cov1: np.ndarray, mu2: np.ndarray, cov2: np.ndarray) -> float:
+    """Fréchet (2-Wasserstein) distance squared between ``N(mu1, cov1)`` and ``N(mu2, cov2)``."""
+    mu1, mu2 = np.atleast_1d(np.asarray(mu1, float)), np.atleast_1d(np.asarray(mu2, float))
+    cov1, cov2 = np.atleast_2d(np.asarray(cov1, float)), np.atleast_2d(np.asarray(cov2, float))
+    if mu1.shape != mu2.shape or cov1.shape != cov2.shape or cov1.shape != (mu1.size, mu1.size):
+        raise ValueError(f"shapes do not match: mu {mu1.shape}/{mu2.shape}, cov {cov1.shape}/{cov2.shape}")
+    covmean = linalg.sqrtm(cov1 @ cov2)
+    if not np.all(np.isfinite(covmean)):  # singular product: regularise as pytorch-fid does
+        off = np.eye(cov1.shape[0]) * 1e-6
+        covmean = linalg.sqrtm((cov1 + off) @ (cov2 + off))
+    covmean = np.real(covmean)
+    return float(max(np.sum((mu1 - mu2) ** 2) + np.trace(cov1) + np.trace(cov2) - 2.0 * np.trace(covmean), 0.0))
+
+
+class FeatureFD:
+    """torchmetrics-like accumulator: ``update(x, real=True/False)`` then ``compute()``.
+
+    ``feature_extractor`` maps images ``[B, ...]`` to features ``[B, d]`` (run in eval mode without grad).
+    """
+
+    def __init__(self, feature_extractor: nn.Module) -> None:
+        if not callable(feature_extractor):
+            raise TypeError("feature_extractor must be a callable nn.Module mapping images to [B, d] features")
+        self.feature_extractor = feature_extractor
+        self.reset()
+
+    def reset(self) -> None:
+        self._feats: dict[bool, list[np.ndarray]] = {True: [], False: []}
+
+    @torch.no_grad()
+    def update(self, x: Tensor, real: bool) -> None:
+        if not isinstance(real, bool):
+            raise TypeError(f"real must be a bool, got {type(real).__name__}")
+        was = getattr(self.feature_extractor, "training", False)
+        if hasattr(self.feature_extractor, "eval"):
+            self.feature_extractor.eval()
+        f = self.feature_extractor(x)
+        if hasattr(self.feature_extractor, "train"):
+            self.feature_extractor.train(was)
+        if f.dim() != 2:
+            raise ValueError(f"feature_extractor must return [B, d] features, got {tuple(f.shape)}")
+        self._feats[real].append(f.detach().double().cpu().numpy())
+
+    def compute(self) -> float:
+        if any(sum(len(a) for a in self._feats[k]) < 2 for k in (True, False)):
+            raise ValueError("FeatureFD needs at least 2 real and 2 generated samples; call update() first")
+        r, g = (np.concatenate(self._feats[k]) for k in (True, False))
+        return frechet_distance(r.mean(0), np.cov(r, rowvar=False), g.mean(0), np.cov(g, rowvar=False))
+
+
+class DigitClassifier(nn.Module):
+    """Small CNN; ``features`` (a submodule) maps ``[B, 1, H, W]`` to ``feat_dim`` penultimate features."""
+
+    def __init__(self, feat_dim: int = 64, num_classes: int = 10) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(64, feat_dim), nn.ReLU(),
+        )  # fmt: skip
+        self.head = nn.Linear(feat_dim, num_classes)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.head(self.features(x))
+
+
+def train_digit_classifier(
+    x: Tensor, y: Tensor, epochs: int = 30, batch_size: int = 128, lr: float = 3e-3, seed: int = 0
+) -> DigitClassifier:
+    """Train :class:`DigitClassifier` on images ``x`` (with light noise augmentation) with a fixed seed."""
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    clf = DigitClassifier()
+    opt = torch.optim.Adam(clf.parameters(), lr=lr)
+    for _ in range(epochs):
+        perm = torch.randperm(len(x), generator=g)
+        for lo in range(0, len(x), batch_size):
+            i = perm[lo : lo + batch_size]
+            xb = x[i] + 0.1 * torch.randn(x[i].shape, generator=g)
+            loss = F.cross_entropy(clf(xb), y[i])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return clf.eval()

@@ -1,0 +1,173 @@
+import itertools
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.faps import (
+    DDIMScheduler,
+    FaPSTrainer,
+    FrequencyGate,
+    HighFrequencyGate,
+    RandomPatchGate,
+    TinyDiT,
+    gumbel_topk,
+    num_keep,
+    plackett_luce_log_prob,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 20), data=st.data(), seed=st.integers(0, 10_000))
+def test_gumbel_topk_returns_k_distinct_indices(n, data, seed):
+    k = data.draw(st.integers(1, n))
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(4, n, generator=g) * 3
+    idx, logp = gumbel_topk(logits, k, g)
+    assert idx.shape == (4, k)
+    assert all(len(set(row.tolist())) == k for row in idx)
+    assert torch.all(logp <= 1e-6)
+
+
+def test_k1_inclusion_frequencies_match_softmax():
+    logits = torch.tensor([[1.0, 0.0, -1.0, 2.0]])
+    g = torch.Generator().manual_seed(0)
+    draws = 20000
+    idx, _ = gumbel_topk(logits.expand(draws, -1), 1, g)
+    freq = torch.bincount(idx[:, 0], minlength=4).float() / draws
+    p = torch.softmax(logits[0], 0)
+    assert torch.all((freq - p).abs() < 4 * torch.sqrt(p * (1 - p) / draws))
+
+
+def _pl_inclusion(logits: torch.Tensor, k: int) -> torch.Tensor:
+    w = logits.exp()
+    incl = torch.zeros(len(w), dtype=torch.float64)
+    for seq in itertools.permutations(range(len(w)), k):
+        prob, rest = 1.0, float(w.sum())
+        for s in seq:
+            prob *= float(w[s]) / rest
+            rest -= float(w[s])
+        for s in seq:
+            incl[s] += prob
+    return incl
+
+
+def test_k2_inclusion_frequencies_match_plackett_luce():
+    logits = torch.tensor([0.5, -0.5, 1.5, 0.0])
+    draws = 20000
+    idx, _ = gumbel_topk(logits.expand(draws, -1), 2, torch.Generator().manual_seed(1))
+    freq = torch.zeros(4).index_add_(0, idx.flatten(), torch.ones(idx.numel())) / draws
+    p = _pl_inclusion(logits.double(), 2).float()
+    assert torch.allclose(p.sum(), torch.tensor(2.0))
+    assert torch.all((freq - p).abs() < 4 * torch.sqrt(p * (1 - p) / draws) + 1e-3)
+
+
+def test_plackett_luce_log_prob_equals_manual_computation():
+    logits = torch.tensor([[0.3, -1.2, 2.0, 0.7, 0.0]], requires_grad=True)
+    order = torch.tensor([[2, 0, 4, 1, 3]])
+    lp = plackett_luce_log_prob(logits, order, 3)
+    l = logits[0].detach().tolist()
+    manual, remaining = 0.0, [0, 1, 2, 3, 4]
+    for s in (2, 0, 4):
+        manual += l[s] - math.log(sum(math.exp(l[j]) for j in remaining))
+        remaining.remove(s)
+    assert lp.item() == pytest.approx(manual, abs=1e-6)
+    lp.sum().backward()
+    assert logits.grad is not None and torch.isfinite(logits.grad).all()
+    # the full ordering sums to one over all permutations
+    all_lp = [plackett_luce_log_prob(logits.detach(), torch.tensor([perm])).exp().item()
+              for perm in itertools.permutations(range(5))]  # fmt: skip
+    assert sum(all_lp) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, float("nan")])
+def test_keep_ratio_outside_unit_interval_raises(bad):
+    with pytest.raises(ValueError, match="keep_ratio"):
+        FrequencyGate(keep_ratio=bad)
+    with pytest.raises(ValueError, match="keep_ratio"):
+        RandomPatchGate(keep_ratio=bad)
+    with pytest.raises(ValueError, match="keep_ratio"):
+        HighFrequencyGate(keep_ratio=bad)
+    with pytest.raises(ValueError, match="keep_ratio"):
+        num_keep(bad, 16)
+
+
+def test_keep_ratio_type_and_budget():
+    with pytest.raises(TypeError, match="keep_ratio"):
+        FrequencyGate(keep_ratio="half")
+    assert num_keep(1.0, 64) == 64 and num_keep(0.5, 64) == 32 and num_keep(0.3, 10) == 3 and num_keep(0.01, 10) == 1
+
+
+def _images_with_one_textured_patch(b: int, g: torch.Generator):
+    """4x4 images of smooth constants with one 2x2 checkerboard patch at a random position (N = 4)."""
+    x = torch.rand(b, 1, 1, 1, generator=g).expand(b, 1, 4, 4).clone()
+    pos = torch.randint(0, 4, (b,), generator=g)
+    board = torch.tensor([[1.0, -1.0], [-1.0, 1.0]])
+    for i, p in enumerate(pos.tolist()):
+        r, c = divmod(p, 2)
+        x[i, 0, 2 * r : 2 * r + 2, 2 * c : 2 * c + 2] += board
+    return x, pos
+
+
+def test_reinforce_bandit_learns_to_pick_the_high_frequency_patch():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    gate = FrequencyGate(patch_size=2, n_bands=4, hidden=32, keep_ratio=0.25)  # k = 1 of N = 4
+    model = TinyDiT(img_size=4, patch_size=2, width=8, depth=1, heads=2)
+    state = {}
+
+    def reward(per_patch, keep_idx, t):  # 1 if the kept patch is the textured one
+        return (keep_idx[:, 0] == state["pos"]).float()
+
+    tr = FaPSTrainer(model, DDIMScheduler(100), gate, total_steps=10**6, reward=reward, policy_lr=1e-2,
+                     full_finetune_frac=0.0, generator=g)  # fmt: skip
+    for _ in range(200):
+        x, state["pos"] = _images_with_one_textured_patch(32, g)
+        tr.train_step(x)
+    x, pos = _images_with_one_textured_patch(256, g)
+    with torch.no_grad():
+        p = torch.softmax(gate(x, torch.randint(0, 100, (256,), generator=g), 0.5), -1)
+    assert p.gather(1, pos[:, None]).mean() > 0.9
+
+
+def test_trainer_updates_gate_and_finetunes_on_all_patches():
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    gate = FrequencyGate(patch_size=2, keep_ratio=0.5)
+    model = TinyDiT(img_size=8, patch_size=2, width=16, depth=1, heads=2)
+    tr = FaPSTrainer(model, DDIMScheduler(1000), gate, total_steps=10, full_finetune_frac=0.2, generator=g)
+    before = [p.detach().clone() for p in gate.parameters()]
+    x, y = torch.randn(8, 1, 8, 8, generator=g), torch.arange(8) % 10
+    logs = [tr.train_step(x, y) for _ in range(10)]
+    assert [r["keep_frac"] for r in logs] == [0.5] * 8 + [1.0] * 2
+    assert all(math.isfinite(r["policy_loss"]) for r in logs[:8]) and math.isnan(logs[-1]["policy_loss"])
+    assert any(not torch.equal(a, b) for a, b in zip(before, gate.parameters()))
+    assert all(math.isfinite(r["loss"]) for r in logs)
+
+
+def test_baseline_gates_select_exact_budget():
+    x = torch.randn(5, 1, 8, 8)
+    t = torch.randint(0, 1000, (5,))
+    for gate in (RandomPatchGate(2, 0.5), HighFrequencyGate(2, 0.5), HighFrequencyGate(2, 0.25, t_switch=0.5)):
+        idx = gate.select(x, t, 0.0, torch.Generator().manual_seed(0)).keep_idx
+        assert idx.shape[1] == (8 if gate.keep_ratio == 0.5 else 4)
+        assert all(len(set(r.tolist())) == idx.shape[1] for r in idx)
+    # the heuristic keeps the textured patch
+    x = torch.zeros(1, 1, 4, 4)
+    x[0, 0, 2:, :2] = torch.tensor([[1.0, -1.0], [-1.0, 1.0]])
+    assert HighFrequencyGate(2, 0.25).select(x, torch.tensor([5])).keep_idx.tolist() == [[2]]
+
+
+def test_trainer_bad_arguments():
+    m = TinyDiT(img_size=8, patch_size=2, width=16, depth=1, heads=2)
+    s = DDIMScheduler(1000)
+    with pytest.raises(ValueError, match="total_steps"):
+        FaPSTrainer(m, s, None, total_steps=0)
+    with pytest.raises(ValueError, match="full_finetune_frac"):
+        FaPSTrainer(m, s, None, total_steps=5, full_finetune_frac=1.0)
+    with pytest.raises(ValueError, match="reward"):
+        FaPSTrainer(m, s, None, total_steps=5, reward="progress")
+    with pytest.raises(ValueError, match="selection"):
+        FrequencyGate(selection="bernoulli")
