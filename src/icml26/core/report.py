@@ -128,7 +128,9 @@ def judge_superiority(
     """Claim "the method beats each baseline" from paired values (see module docstring for the rule).
 
     ``test`` is ``"wilcoxon"`` (one-sided signed-rank), ``"ttest"`` (one-sided paired t) or ``"bootstrap"``
-    (one-sided paired percentile bootstrap).
+    (one-sided paired percentile bootstrap).  The exact one-sided signed-rank p-value is at least ``2**-n``
+    over ``n`` non-tied pairs, so with fewer than 5 seeds ``"wilcoxon"`` can never reach ``p < 0.05`` and the
+    claim comes out inconclusive at best: use ``"ttest"`` when only a few seeds are affordable.
     """
     from scipy import stats as st
 
