@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _kernel
-from ._comm import HeadToSeq, SeqToHead, _until_released, group_rank, group_size, head_to_seq, seq_to_head
+from ._comm import HeadToSeq, SeqToHead, group_rank, group_size, head_to_seq, seq_to_head
 from .geometry import HeadGeometry
 
 __all__ = [
@@ -384,8 +384,9 @@ def _ring_shift(tensors: list[torch.Tensor], group) -> list[torch.Tensor]:
     reqs = dist.batch_isend_irecv(ops)
     for req in reqs:
         req.wait()
-    del reqs, ops
-    _until_released(*recv)
+    # No _until_released(*recv) here: gloo keeps a reference to the last receive buffer until the next
+    # point-to-point op, so waiting for it always ran into the 1 s limit (one second per ring hop).  Ring's
+    # memory figures may therefore count one block of K or V per hop for a moment longer than it lives.
     return recv
 
 
