@@ -74,10 +74,11 @@ class Config:
 QUICK = Config(
     exact_world_sizes=(2,),
     exact_heads=(8,),
+    exact_seeds=1,
     curve_steps=5,
     curve_seq=64,
     mem_world_sizes=(2,),
-    mem_seq=(1024, 2048),
+    mem_seq=(1024,),
     mem_dim=128,
     mem_heads=8,
     fwd_ratio_max=0.6,
