@@ -87,3 +87,31 @@ def test_rerun_resumes_from_the_interrupted_attempt(tmp_path, toy_experiment, ca
     assert 0 not in calls and calls == [1, 2, 3, 4, 5]
     assert json.loads((d / "result.json").read_text())["metrics"]["a"][0] == 1.25
     assert not any((tmp_path / "toy" / ".cache").iterdir())  # cache cleared after a finished run
+
+
+def test_runner_limits_threads_during_run_and_restores_them(tmp_path, toy_experiment):
+    from dataclasses import replace
+
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from icml26.core import registry as reg
+
+    seen = {}
+
+    def probe(config, seeds, progress):
+        seen["torch"] = torch.get_num_threads()
+        seen["blas"] = [p["num_threads"] for p in threadpool_info()]
+        return toy_experiment.run(config, seeds, progress)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        reg._REGISTRY["toy"] = replace(toy_experiment, run=probe, threads=1)
+        run_experiment("toy", preset="quick", out=tmp_path)
+        assert seen["torch"] == 1 and all(n == 1 for n in seen["blas"])
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="threads"):
+        replace(toy_experiment, threads=0)

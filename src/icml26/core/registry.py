@@ -40,6 +40,8 @@ class Experiment:
     seeds: default number of seeds per preset.
     run: ``run(config, seeds, progress) -> Report``.
     component: one line naming what a user gets (shown by ``icml26 list`` and the README table).
+    threads: if set, the runner limits torch's intra-op threads and the BLAS pools to this many while ``run``
+        executes, then restores them (tiny models run faster on one thread, and much faster on shared CPUs).
     """
 
     slug: str
@@ -50,6 +52,7 @@ class Experiment:
     run: Callable[..., Report]
     component: str = ""
     extras: tuple[str, ...] = field(default=())
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.slug):
@@ -64,6 +67,8 @@ class Experiment:
                 raise TypeError(f"preset {name!r} of {self.slug!r} must be a frozen dataclass instance")
         if not callable(self.run):
             raise TypeError("run must be callable")
+        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
+            raise ValueError(f"threads must be None or an integer >= 1, got {self.threads!r}")
 
 
 _REGISTRY: dict[str, Experiment] = {}

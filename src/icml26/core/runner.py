@@ -6,6 +6,8 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +15,25 @@ from .io import latest_run, load_result, to_jsonable, versions, write_run
 from .progress import Progress
 from .registry import PRESETS, get
 
-__all__ = ["run_experiment", "resolve_seeds"]
+__all__ = ["run_experiment", "resolve_seeds", "limited_threads"]
+
+
+@contextmanager
+def limited_threads(n: int | None) -> Iterator[None]:
+    """Limit torch's intra-op threads and the BLAS/OpenMP pools to ``n`` inside the block (``None``: no change)."""
+    if n is None:
+        yield
+        return
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        with threadpool_limits(n):
+            yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def resolve_seeds(n: int | None, default: int) -> list[int]:
@@ -50,7 +70,8 @@ def run_experiment(
     progress = Progress(cache_dir=cache_dir, show=show_progress)
 
     t0 = time.perf_counter()
-    report = exp.run(config, seed_list, progress)
+    with limited_threads(exp.threads):
+        report = exp.run(config, seed_list, progress)
     wall = time.perf_counter() - t0
 
     result = {

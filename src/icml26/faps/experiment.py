@@ -310,18 +310,7 @@ def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
 
 
 # -- run ---------------------------------------------------------------------------------------------------
-def run(config: Config, seeds: list[int], progress) -> Report:
-    # One intra-op thread: on a shared 2-core machine extra threads oversubscribe the CPU and make step
-    # times (and so the cost ratios) erratic.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _run(config, seeds, progress)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _run(cfg: Config, seeds: list[int], progress) -> Report:
+def run(cfg: Config, seeds: list[int], progress) -> Report:
     data = _data(cfg)
     xtr, ytr, xte, yte = data
     seed_everything(0)
@@ -488,6 +477,7 @@ register(
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 2, "full": 3},
         run=run,
+        threads=1,
         component="FaPSTrainer + FrequencyGate (policy-gradient patch gate) around a token-dropping TinyDiT",
     )
 )

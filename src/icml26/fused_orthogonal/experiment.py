@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import adjusted_rand_score
-from threadpoolctl import threadpool_limits
 
 from icml26.core import (
     Experiment,
@@ -138,12 +137,7 @@ def _cell(model: str, delta: float) -> str:
     return f"{model}-d{delta:.3g}"
 
 
-def run(config: Config, seeds: list[int], progress) -> Report:
-    with threadpool_limits(1):  # tiny BLAS calls: one thread avoids oversubscription on a shared CPU
-        return _run(config, seeds, progress)
-
-
-def _run(cfg: Config, seeds: list[int], progress) -> Report:
+def run(cfg: Config, seeds: list[int], progress) -> Report:
     cells = [
         (mi, model, di, delta) for mi, model in enumerate(cfg.models) for di, delta in enumerate(cfg.deltas)
     ]
@@ -380,6 +374,7 @@ register(
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 2, "full": 10},
         run=run,
+        threads=1,  # tiny BLAS calls: one thread avoids oversubscription on a shared CPU
         component="AdaptiveFusedOrthogonal: sklearn-style clustered multitask DML (PLR/IRM) with fused "
         "adaptive penalties, pooled refit and Wald CIs; PersonalizedDML/Oracle/ARMUL-like/uniform baselines",
     )

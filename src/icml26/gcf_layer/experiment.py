@@ -296,7 +296,6 @@ def _vals(rows: list[dict], key: str) -> list[float]:
 
 
 def run(config: Config, seeds: list[int], progress) -> Report:
-    torch.set_num_threads(1)
     report = Report()
     auc: dict[str, list[dict]] = {a: [] for a in config.auctions}
     otr: dict[str, list[dict]] = {c: [] for c in config.ot_cases}
@@ -462,6 +461,7 @@ register(
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 3, "full": 5},
         run=run,
+        threads=1,
         component="FinitelyConvex layer (soft/hard/STE), MenuMechanism auctions, GeneralCostOT maps, l2_uvp",
         extras=("ot",),
     )

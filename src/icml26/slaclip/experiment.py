@@ -231,16 +231,6 @@ def _per_sample_norms(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> tor
 
 # --------------------------------------------------------------------------------------------------- the run
 def run(config: Config, seeds: list[int], progress) -> Report:
-    # These models are tiny: one intra-op thread is faster than several, and far faster when CPUs are shared.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _run(config, seeds, progress)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _run(config: Config, seeds: list[int], progress) -> Report:
     cfg = config
     report = Report()
     tasks = []  # (name, methods, data_fn, model, epochs, batch, lr)
@@ -584,6 +574,7 @@ register(
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 3, "full": 5},
         run=run,
+        threads=1,
         component="SlaClipDPOptimizer (Opacus DPOptimizer) + make_private_slaclip; AdaClip/AUTO-S baselines",
         extras=("dp",),
     )
