@@ -115,3 +115,19 @@ def test_runner_limits_threads_during_run_and_restores_them(tmp_path, toy_experi
         torch.set_num_threads(before)
     with pytest.raises(ValueError, match="threads"):
         replace(toy_experiment, threads=0)
+
+
+def test_artifact_dir_is_handed_to_run_and_survives_the_run(tmp_path, toy_experiment):
+    from dataclasses import replace
+
+    from icml26.core import registry as reg
+
+    def with_artifact(config, seeds, progress):
+        (progress.artifact_dir).mkdir(parents=True, exist_ok=True)
+        (progress.artifact_dir / "model.pt").write_bytes(b"weights")
+        return toy_experiment.run(config, seeds, progress)
+
+    reg._REGISTRY["toy"] = replace(toy_experiment, run=with_artifact)
+    d = run_experiment("toy", preset="quick", out=tmp_path)
+    assert (tmp_path / "toy" / ".artifacts" / "model.pt").read_bytes() == b"weights"
+    assert latest_run(tmp_path, "toy") == d  # the hidden folder is never mistaken for a run

@@ -43,4 +43,4 @@ def test_quick_preset_smoke(tmp_path):
     assert all(c["verdict"] in VERDICTS for c in res["claims"])
     assert {"decoders", "auroc", "throughput"} <= set(res["tables"])
     assert len(res["figures"]) == 3
-    assert (tmp_path / "focus" / ".cache" / "checkpoints").is_dir()  # trained model cached for reruns
+    assert list((tmp_path / "focus" / ".artifacts").glob("blockdiff-*.pt"))  # trained model kept for reruns

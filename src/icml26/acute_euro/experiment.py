@@ -19,10 +19,10 @@ and a test split.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -35,6 +35,7 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from icml26.core import (
     Experiment,
     Report,
+    atomic_write_bytes,
     judge_every,
     judge_superiority,
     judge_threshold,
@@ -160,8 +161,8 @@ def _train_or_load_lm(cfg: Config, progress):
         TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=cfg.lm_embd, block_size=40)
     )
     ckpt = None
-    if progress.cache_dir is not None:  # out/<slug>/.cache/<preset-hash>/ -> keep models next to it, across runs
-        ckpt = Path(progress.cache_dir).parent / f"tinylm-{_lm_key(cfg)}.pt"
+    if progress.artifact_dir is not None:  # kept across runs: reruns skip LM training
+        ckpt = progress.artifact_dir / f"tinylm-{_lm_key(cfg)}.pt"
     info = {}
     if ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, map_location="cpu", weights_only=True)
@@ -184,10 +185,9 @@ def _train_or_load_lm(cfg: Config, progress):
         loss = float(np.mean(losses[-50:]))
         info = {"lm_train_s": train_s, "lm_final_loss": loss, "lm_cached": False, "corpus_texts": len(corpus)}
         if ckpt is not None:
-            ckpt.parent.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt.with_suffix(".tmp")
-            torch.save({"model": model.state_dict(), "train_s": train_s, "loss": loss}, tmp)
-            tmp.replace(ckpt)
+            buf = io.BytesIO()
+            torch.save({"model": model.state_dict(), "train_s": train_s, "loss": loss}, buf)
+            atomic_write_bytes(ckpt, buf.getvalue())
     model.eval()
     info["lm_parameters"] = int(sum(p.numel() for p in model.parameters()))
     info["vocab_size"] = len(tok)

@@ -29,10 +29,17 @@ class Progress:
         Folder for finished pieces of work (one JSON file per key); ``None`` keeps them in memory only.
     show:
         Draw a rich progress bar on stderr.
+    artifact_dir:
+        Folder for expensive artifacts that stay valid across runs (trained checkpoints, keyed by the caller,
+        e.g. by a hash of the training config); unlike ``cache_dir`` it is not cleared when a run finishes.
+        ``None`` when the caller keeps no such folder.
     """
 
-    def __init__(self, cache_dir: str | Path | None = None, show: bool = False) -> None:
+    def __init__(
+        self, cache_dir: str | Path | None = None, show: bool = False, artifact_dir: str | Path | None = None
+    ) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.artifact_dir = Path(artifact_dir) if artifact_dir is not None else None
         self.show = show
         self._memory: dict[str, Any] = {}
         self.n_cached = 0

@@ -55,7 +55,8 @@ def run_experiment(
     """Run ``slug`` with ``preset`` over ``seeds`` seeds (default: the experiment's) and write its run folder.
 
     Finished pieces of work are cached under ``out/<slug>/.cache/<preset>-<hash>/`` so an interrupted run
-    resumes; the cache is removed once the run folder is written.  Returns the run folder.
+    resumes; the cache is removed once the run folder is written.  ``out/<slug>/.artifacts/`` is kept across
+    runs (``progress.artifact_dir``) for trained checkpoints.  Returns the run folder.
     """
     exp = get(slug)
     if preset not in PRESETS:
@@ -67,7 +68,7 @@ def run_experiment(
     cfg_json = json.dumps(to_jsonable(config), sort_keys=True)
     key = hashlib.sha256(f"{cfg_json}|{seed_list}".encode()).hexdigest()[:12]
     cache_dir = Path(out) / slug / ".cache" / f"{preset}-{key}"
-    progress = Progress(cache_dir=cache_dir, show=show_progress)
+    progress = Progress(cache_dir=cache_dir, show=show_progress, artifact_dir=Path(out) / slug / ".artifacts")
 
     t0 = time.perf_counter()
     with limited_threads(exp.threads):

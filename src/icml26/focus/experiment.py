@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -70,7 +69,7 @@ def _decoders(cfg: Config) -> dict[str, DllmConfig]:
 
 
 def _model(cfg: Config, progress):
-    ckpt = Path(progress.cache_dir).parent / "checkpoints" if progress.cache_dir is not None else default_cache_dir()
+    ckpt = progress.artifact_dir if progress.artifact_dir is not None else default_cache_dir()
     model, info = load_or_train(cfg.train, ckpt, log=progress.log)
     return model, info
 

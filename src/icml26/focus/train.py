@@ -20,6 +20,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from icml26.core import atomic_write_bytes
+
 from .model import BlockDiffusionLM
 from .tasks import ANSWER_LEN, MASK, PROMPT_LEN, TASKS, VOCAB_SIZE, sample_tasks
 
@@ -122,10 +124,7 @@ def load_or_train(cfg: TrainConfig, cache_dir: str | Path | None = None, log=Non
         model.eval()
         return model, {**blob["info"], "cached": True}
     model, info = train_block_diffusion(cfg, log)
-    cache_dir.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     torch.save({"state_dict": model.state_dict(), "info": info, "config": asdict(cfg)}, buf)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(buf.getvalue())
-    os.replace(tmp, path)
+    atomic_write_bytes(path, buf.getvalue())
     return model, {**info, "cached": False}
