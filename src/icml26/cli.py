@@ -36,6 +36,8 @@ def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")
         else:
             verdicts = f"[{r['preset']}] " + " ".join(f"{c['id']}{_MARK.get(c['verdict'], '?')}" for c in r["claims"])
         typer.echo(f"{slug:<20} {exp.title[:60]:<60} {verdicts}")
+        if exp.component:
+            typer.echo(f"{'':<20} you get: {exp.component}")
     for slug, why in unavailable().items():
         typer.echo(f"{slug:<20} unavailable: {why}")
 

@@ -30,6 +30,7 @@ def test_run_list_report_end_to_end(tmp_path, toy_experiment):
     assert last.parent == tmp_path / "toy" and load_result(last)["seeds"] == list(range(7))
     r = runner.invoke(app, ["list", "--out", str(tmp_path)])
     assert r.exit_code == 0 and re.search(r"toy\s+A toy experiment.*C1", r.output)
+    assert "you get: nothing" in r.output  # the component line
     r = runner.invoke(app, ["report", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     text = (tmp_path / "REPORT.md").read_text()

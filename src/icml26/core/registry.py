@@ -17,7 +17,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, is_dataclass
+from dataclasses import dataclass, is_dataclass
 from typing import Any
 
 from .report import Report
@@ -39,7 +39,7 @@ class Experiment:
     presets: ``{"quick": cfg, "full": cfg}``, each a frozen dataclass instance.
     seeds: default number of seeds per preset.
     run: ``run(config, seeds, progress) -> Report``.
-    component: one line naming what a user gets (shown by ``icml26 list`` and the README table).
+    component: one line naming what a user gets (shown by ``icml26 list``).
     threads: if set, the runner limits torch's intra-op threads and the BLAS pools to this many while ``run``
         executes, then restores them (tiny models run faster on one thread, and much faster on shared CPUs).
     """
@@ -51,7 +51,6 @@ class Experiment:
     seeds: Mapping[str, int]
     run: Callable[..., Report]
     component: str = ""
-    extras: tuple[str, ...] = field(default=())
     threads: int | None = None
 
     def __post_init__(self) -> None:

@@ -463,6 +463,5 @@ register(
         run=run,
         threads=1,
         component="FinitelyConvex layer (soft/hard/STE), MenuMechanism auctions, GeneralCostOT maps, l2_uvp",
-        extras=("ot",),
     )
 )

@@ -576,6 +576,5 @@ register(
         run=run,
         threads=1,
         component="SlaClipDPOptimizer (Opacus DPOptimizer) + make_private_slaclip; AdaClip/AUTO-S baselines",
-        extras=("dp",),
     )
 )
