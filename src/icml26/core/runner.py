@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -103,6 +104,8 @@ def run_experiment(
     md = report.to_markdown(exp.title, header)
     run_dir = write_run(out, result, md, {f.filename: f.png for f in report.figures})
     shutil.rmtree(cache_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):  # the .cache folder itself, once no other preset's cache is in it
+        cache_dir.parent.rmdir()
     return run_dir
 
 
