@@ -28,7 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-__all__ = ["ToyProblem", "make_toy", "fit_toy_classifier", "tilt", "toy_scores", "mixture_experiment", "prior_corrected"]
+__all__ = [
+    "ToyProblem",
+    "make_toy",
+    "fit_toy_classifier",
+    "tilt",
+    "toy_scores",
+    "mixture_experiment",
+    "prior_corrected",
+]
 
 
 @dataclass(frozen=True)

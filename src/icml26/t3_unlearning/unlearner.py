@@ -53,7 +53,9 @@ class BaseFeatures:
         self.is_hf = hasattr(model, "config") and hasattr(model, "get_input_embeddings")
         n_layers = self._n_layers()
         if not isinstance(feature_layer, int) or not -n_layers <= feature_layer < n_layers:
-            raise ValueError(f"feature_layer must be an integer in [{-n_layers}, {n_layers - 1}], got {feature_layer!r}")
+            raise ValueError(
+                f"feature_layer must be an integer in [{-n_layers}, {n_layers - 1}], got {feature_layer!r}"
+            )
         self.feature_layer = feature_layer
 
     def _n_layers(self) -> int:
@@ -393,7 +395,9 @@ class T3Unlearner:
         return [out[a:b] for a, b in spans]
 
     @torch.no_grad()
-    def generate(self, x_ids: Sequence[Sequence[int]], max_new_tokens: int, eos_id: int | None = None) -> list[list[int]]:
+    def generate(
+        self, x_ids: Sequence[Sequence[int]], max_new_tokens: int, eos_id: int | None = None
+    ) -> list[list[int]]:
         """Greedy decoding under ``p_hat``; returns the generated ids of each prompt (up to ``eos_id``)."""
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
