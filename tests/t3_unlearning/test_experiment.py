@@ -12,6 +12,10 @@ CLAIMS = {
     "lm_fq_vs_finetune",
     "lm_utility_vs_full",
     "lm_utility_vs_finetune",
+    "lm_fq_vs_cg_at_utility",
+    "lm_fq_vs_finetune_at_utility",
+    "lm_utility_vs_full_at_utility",
+    "lm_utility_vs_finetune_at_utility",
     "cost_params",
     "cost_fit_time",
     "sanity_full_model_fq",
@@ -25,10 +29,13 @@ def test_quick_preset_end_to_end(tmp_path):
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
     m = result["metrics"]
     assert m["retain_model"]["forget_quality"] == 1.0  # the oracle against itself
-    assert set(m["chosen_hyperparameters"]) == {"CG", "T3", "GA", "GradDiff", "NPO"}
-    assert m["chosen_hyperparameters"]["CG"]["T"] == 1.0 and m["chosen_hyperparameters"]["T3"]["T"] > 1.0
-    for row in m["per_seed"]:
-        assert 0.0 <= row["T3"]["forget_quality"] <= 1.0 and 0.0 <= row["T3"]["model_utility"] <= 1.0
+    for rule in ("fq", "fq_at_utility"):
+        chosen = m["chosen_hyperparameters"][rule]
+        assert set(chosen) == {"CG", "T3", "GA", "GradDiff", "NPO"}
+        assert chosen["CG"]["T"] == 1.0 and chosen["T3"]["T"] > 1.0
+        for row in m["per_seed"]:
+            assert 0.0 <= row[rule]["T3"]["forget_quality"] <= 1.0 and 0.0 <= row[rule]["T3"]["model_utility"] <= 1.0
+    assert 0.0 < m["value_token_prob"]["full_on_forget"] <= 1.0
     for name in ("tofu_scatter.png", "toy_temperature.png", "report.md"):
         assert (run_dir / name).exists()
 

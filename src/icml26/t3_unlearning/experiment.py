@@ -71,12 +71,12 @@ class Config:
     lm_layers: int = 4
     lm_heads: int = 4
     lm_embd: int = 128
-    lm_steps: int = 1800
+    lm_steps: int = 2200
     lm_lr: float = 3e-3
     lm_batch: int = 64
     n_retain_eval: int = 150
-    t3_temperatures: tuple[float, ...] = (1.5, 2.0, 3.0, 5.0)
-    guidances: tuple[float, ...] = (1.0, 2.0)
+    t3_temperatures: tuple[float, ...] = (1.25, 1.5, 2.0, 3.0, 5.0)
+    guidances: tuple[float, ...] = (1.0, 2.0, 4.0)
     clf_epochs: int = 100
     clf_hidden: int = 64
     ft_lrs: tuple[float, ...] = (1e-4, 3e-4, 1e-3)
@@ -253,6 +253,18 @@ def _base_model(cfg: Config, data, authors, which: str, progress):
     return model.eval(), seconds
 
 
+def _value_token_prob(model, data, items) -> float:
+    """Mean probability the model gives the fact's value token inside the ground-truth answer (memorisation)."""
+    tok = data.tokenizer
+    xs = [tok.encode(q.prompt) for q in items]
+    ys = [tok.encode(q.answer) for q in items]
+    out = []
+    for q, lp, y in zip(items, PlainLM(model).token_logprobs(xs, ys), ys, strict=True):
+        world = data.authors if q.kind == "author" else data.countries
+        out.append(float(lp[y.index(tok.index[world.value(q.group, q.relation)])].exp()))
+    return float(np.mean(out))
+
+
 def _summary(ev: dict) -> dict:
     keys = ("forget_quality", "log10_fq", "model_utility", "forget_rouge", "forget_tr", "forget_prob", "retain_prob",
             "retain_tr", "retain_rouge", "world_prob", "world_tr", "world_rouge")
@@ -290,6 +302,13 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     base_retain = _summary(evaluate_unlearning(PlainLM(retain_model), tok, split.forget, retain_eval, data.world,
                                                r_ref, cfg.max_new_tokens))
     n_base = sum(p.numel() for p in full.parameters())
+    memo = {
+        "full_on_forget": _value_token_prob(full, data, split.forget),
+        "full_on_retain": _value_token_prob(full, data, retain_eval),
+        "full_on_world": _value_token_prob(full, data, data.world),
+        "retain_on_forget": _value_token_prob(retain_model, data, split.forget),
+        "retain_on_retain": _value_token_prob(retain_model, data, retain_eval),
+    }
 
     # -- selection seeds: grids for every method ---------------------------------------------------------
     def select_seed(s: int) -> dict:
@@ -312,91 +331,117 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     grids = [progress.cached(f"select-seed{s}", lambda s=s: select_seed(s))
              for s in progress.track(cfg.select_seeds, description="hyperparameter selection")]
 
-    def choose(method: str, keys: tuple[str, ...], where=lambda r: True) -> dict:
-        best = None
+    mu_floor = 0.9 * base_full["model_utility"]
+
+    def choose(method: str, keys: tuple[str, ...], where=lambda r: True, min_mu: float | None = None) -> dict:
+        """Best configuration by median FQ over the selection seeds (ties: MU); with ``min_mu``, only among
+        configurations whose median MU reaches it (if none does: the one with the highest MU)."""
+        best = fallback = None
         for r in grids[0][method]:
             if not where(r):
                 continue
             same = [next(x for x in g[method] if all(x[k] == r[k] for k in keys)) for g in grids]
             cand = {**{k: r[k] for k in keys}, "fq": float(np.median([x["forget_quality"] for x in same])),
                     "mu": float(np.median([x["model_utility"] for x in same]))}
+            if min_mu is not None and cand["mu"] < min_mu:
+                if fallback is None or cand["mu"] > fallback["mu"]:
+                    fallback = {**cand, "utility_floor_met": False}
+                continue
             if _better(cand, best):
                 best = cand
-        return best
+        return best if best is not None else fallback
 
-    chosen = {
-        "CG": choose("t3", ("T", "lambda"), lambda r: r["T"] == 1.0),
-        "T3": choose("t3", ("T", "lambda"), lambda r: r["T"] > 1.0),
-        **{name: choose(name, ("lr", "epochs")) for name in FINETUNE},
-    }
-    report.metrics["chosen_hyperparameters"] = chosen
+    rules = {}
+    for rule, floor in (("fq", None), ("fq_at_utility", mu_floor)):
+        rules[rule] = {
+            "CG": choose("t3", ("T", "lambda"), lambda r: r["T"] == 1.0, floor),
+            "T3": choose("t3", ("T", "lambda"), lambda r: r["T"] > 1.0, floor),
+            **{name: choose(name, ("lr", "epochs"), min_mu=floor) for name in FINETUNE},
+        }
+    report.metrics["chosen_hyperparameters"] = rules
 
     # -- reported seeds ------------------------------------------------------------------------------------
     def report_seed(s: int) -> dict:
         seed_everything(s)
-        out = {}
         u = T3Unlearner(full, hidden=cfg.clf_hidden, seed=s).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
-        for name in ("CG", "T3"):
-            u.temperature, u.guidance = chosen[name]["T"], chosen[name]["lambda"]
-            out[name] = {**_summary(evaluate(u, r_ref)), "fit_seconds": u.fit_time_,
-                         "feature_seconds": u.feature_time_, "trainable_params": u.n_trainable_params_}
-        for name, fn in FINETUNE.items():
-            c = chosen[name]
-            model = fn(full, forget_pairs, retain_pairs, lr=c["lr"], epochs=int(c["epochs"]), batch_size=cfg.ft_batch,
-                       seed=s)
-            out[name] = {**_summary(evaluate(PlainLM(model), r_ref)), "fit_seconds": model.train_time_,
-                         "trainable_params": n_base}
+        done: dict = {}
+        out: dict = {}
+        for rule, chosen in rules.items():
+            out[rule] = {}
+            for name in ("CG", "T3"):
+                key = ("t3", chosen[name]["T"], chosen[name]["lambda"])
+                if key not in done:
+                    u.temperature, u.guidance = chosen[name]["T"], chosen[name]["lambda"]
+                    done[key] = {**_summary(evaluate(u, r_ref)), "fit_seconds": u.fit_time_,
+                                 "feature_seconds": u.feature_time_, "trainable_params": u.n_trainable_params_}
+                out[rule][name] = done[key]
+            for name, fn in FINETUNE.items():
+                c = chosen[name]
+                key = (name, c["lr"], c["epochs"])
+                if key not in done:
+                    model = fn(full, forget_pairs, retain_pairs, lr=c["lr"], epochs=int(c["epochs"]),
+                               batch_size=cfg.ft_batch, seed=s)
+                    done[key] = {**_summary(evaluate(PlainLM(model), r_ref)), "fit_seconds": model.train_time_,
+                                 "trainable_params": n_base}
+                out[rule][name] = done[key]
         return out
 
-    per_seed = [progress.cached(f"seed{s}", lambda s=s: report_seed(s))
-                for s in progress.track(seeds, description="reported seeds")]
+    per_seed_all = [progress.cached(f"seed{s}", lambda s=s: report_seed(s))
+                    for s in progress.track(seeds, description="reported seeds")]
     methods = ("T3", "CG", "GA", "GradDiff", "NPO")
-
-    def vals(method: str, key: str) -> np.ndarray:
-        return np.array([r[method][key] for r in per_seed], dtype=float)
-
     n = len(seeds)
     k = max(1, math.ceil(0.8 * n))
-    report.add_claim(
-        judge_k_of_n(
-            "lm_fq_vs_cg",
-            f"TOFU-like LM: T3's forget quality beats classifier guidance's in >= {k} of {n} seeds",
-            ("log10 FQ, T3", vals("T3", "log10_fq")),
-            {"log10 FQ, CG": vals("CG", "log10_fq")},
-            k=k,
+
+    def vals(method: str, key: str, rule: str = "fq") -> np.ndarray:
+        return np.array([r[rule][method][key] for r in per_seed_all], dtype=float)
+
+    for rule, suffix, how in (("fq", "", "hyperparameters chosen by forget quality (the paper's protocol)"),
+                              ("fq_at_utility", "_at_utility",
+                               f"hyperparameters chosen by forget quality among those keeping MU >= {mu_floor:.3f}")):
+        def v(method, key, rule=rule):
+            return vals(method, key, rule)
+
+        report.add_claim(
+            judge_k_of_n(
+                f"lm_fq_vs_cg{suffix}",
+                f"TOFU-like LM ({how}): T3's forget quality beats classifier guidance's in >= {k} of {n} seeds",
+                ("log10 FQ, T3", v("T3", "log10_fq")),
+                {"log10 FQ, CG": v("CG", "log10_fq")},
+                k=k,
+            )
         )
-    )
-    med = {m: float(np.median(vals(m, "forget_quality"))) for m in methods}
-    report.add_claim(
-        judge_every(
-            "lm_fq_vs_finetune",
-            "TOFU-like LM: T3's median forget quality is at least that of GA, GradDiff and NPO",
-            ("median FQ(T3) - median FQ(baseline), for GA, GradDiff, NPO", [med["T3"] - med[m] for m in FINETUNE]),
-            bound=0.0,
-            sense=">=",
-            baselines={f"FQ, {m}": vals(m, "forget_quality") for m in FINETUNE},
+        med = {m: float(np.median(v(m, "forget_quality"))) for m in methods}
+        report.add_claim(
+            judge_every(
+                f"lm_fq_vs_finetune{suffix}",
+                f"TOFU-like LM ({how}): T3's median forget quality is at least that of GA, GradDiff and NPO",
+                ("median FQ(T3) - median FQ(baseline), for GA, GradDiff, NPO",
+                 [med["T3"] - med[m] for m in FINETUNE]),
+                bound=0.0,
+                sense=">=",
+                baselines={f"FQ, {m}": v(m, "forget_quality") for m in FINETUNE},
+            )
         )
-    )
-    report.add_claim(
-        judge_threshold(
-            "lm_utility_vs_full",
-            "TOFU-like LM: T3's model utility is >= 0.9 x the full model's",
-            ("MU(T3) / MU(full)", vals("T3", "model_utility") / base_full["model_utility"]),
-            threshold=0.9,
-            sense=">=",
+        report.add_claim(
+            judge_threshold(
+                f"lm_utility_vs_full{suffix}",
+                f"TOFU-like LM ({how}): T3's model utility is >= 0.9 x the full model's",
+                ("MU(T3) / MU(full)", v("T3", "model_utility") / base_full["model_utility"]),
+                threshold=0.9,
+                sense=">=",
+            )
         )
-    )
-    mu_mean = {m: float(vals(m, "model_utility").mean()) for m in methods}
-    report.add_claim(
-        judge_every(
-            "lm_utility_vs_finetune",
-            "TOFU-like LM: T3's mean model utility is >= that of GA and NPO",
-            ("mean MU(T3) - mean MU(baseline), for GA, NPO", [mu_mean["T3"] - mu_mean[m] for m in ("GA", "NPO")]),
-            bound=0.0,
-            sense=">=",
-            baselines={f"MU, {m}": vals(m, "model_utility") for m in ("GA", "NPO")},
+        mu_mean = {m: float(v(m, "model_utility").mean()) for m in methods}
+        report.add_claim(
+            judge_every(
+                f"lm_utility_vs_finetune{suffix}",
+                f"TOFU-like LM ({how}): T3's mean model utility is >= that of GA and NPO",
+                ("mean MU(T3) - mean MU(baseline), for GA, NPO", [mu_mean["T3"] - mu_mean[m] for m in ("GA", "NPO")]),
+                bound=0.0,
+                sense=">=",
+                baselines={f"MU, {m}": v(m, "model_utility") for m in ("GA", "NPO")},
+            )
         )
-    )
     report.add_claim(
         judge_every(
             "cost_params",
@@ -431,25 +476,29 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         {"method": "retain model (oracle)", "FQ": base_retain["forget_quality"], "MU": base_retain["model_utility"],
          "forget ROUGE": base_retain["forget_rouge"], "forget TR": base_retain["forget_tr"]},
     ]
-    for m in methods:
-        fq, mu = vals(m, "forget_quality"), vals(m, "model_utility")
-        rows.append({
-            "method": m,
-            "hyperparameters": ", ".join(f"{kk}={vv:g}" for kk, vv in chosen[m].items() if kk not in ("fq", "mu")),
-            "FQ median": float(np.median(fq)),
-            "FQ per seed": " ".join(f"{x:.2g}" for x in fq),
-            "MU": f"{mu.mean():.3f} ± {mu.std(ddof=1) if n > 1 else 0:.3f}",
-            "forget ROUGE": float(vals(m, "forget_rouge").mean()),
-            "forget TR": float(vals(m, "forget_tr").mean()),
-            "fit s": float(vals(m, "fit_seconds").mean()),
-        })
+    for rule, chosen in rules.items():
+        for m in methods:
+            fq, mu = vals(m, "forget_quality", rule), vals(m, "model_utility", rule)
+            rows.append({
+                "selection": "max FQ" if rule == "fq" else f"max FQ s.t. MU >= {mu_floor:.3f}",
+                "method": m,
+                "hyperparameters": ", ".join(f"{kk}={vv:g}" for kk, vv in chosen[m].items()
+                                             if kk in ("T", "lambda", "lr", "epochs")),
+                "FQ median": float(np.median(fq)),
+                "FQ per seed": " ".join(f"{x:.2g}" for x in fq),
+                "MU": f"{mu.mean():.3f} ± {mu.std(ddof=1) if n > 1 else 0:.3f}",
+                "forget ROUGE": float(vals(m, "forget_rouge", rule).mean()),
+                "forget TR": float(vals(m, "forget_tr", rule).mean()),
+                "fit s": float(vals(m, "fit_seconds", rule).mean()),
+            })
     report.add_table("tofu", rows, caption=f"TOFU-like LM, {n} seeds; hyperparameters chosen on seeds "
                                           f"{list(cfg.select_seeds)} by median FQ")
     report.metrics.update({
-        "per_seed": per_seed,
+        "per_seed": per_seed_all,
         "full_model": base_full,
         "retain_model": base_retain,
         "base_params": n_base,
+        "value_token_prob": memo,
         "base_train_seconds": {"full": full_secs, "retain": retain_secs},
         "selection_grids": grids,
         "config": asdict(cfg),
@@ -458,18 +507,23 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     fig = Figure(figsize=(6, 4.2))
     ax = fig.subplots()
     for m, marker in zip(methods, "o^sDv", strict=True):
-        ax.scatter(vals(m, "model_utility"), vals(m, "log10_fq"), marker=marker, label=m, alpha=0.8)
+        ax.scatter(vals(m, "model_utility"), vals(m, "log10_fq"), marker=marker, label=f"{m} (max FQ)", alpha=0.8)
+        ax.scatter(vals(m, "model_utility", "fq_at_utility"), vals(m, "log10_fq", "fq_at_utility"), marker=marker,
+                   facecolors="none", edgecolors="C7", alpha=0.8)
     ax.scatter([base_full["model_utility"]], [base_full["log10_fq"]], marker="*", s=150, c="k", label="full model")
     ax.scatter([base_retain["model_utility"]], [0.0], marker="P", s=120, c="g", label="retain model")
     ax.axhline(math.log10(0.05), ls=":", c="grey")
     ax.set(xlabel="model utility", ylabel="log10 forget quality", title="TOFU-like: forget quality vs utility")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    report.add_figure("tofu_scatter", fig, caption="Forget quality vs model utility, one point per method and seed")
+    report.add_figure("tofu_scatter", fig, caption="Forget quality vs model utility, one point per method and seed "
+                      "(filled: chosen by max FQ; hollow grey: chosen by max FQ subject to the utility floor)")
     report.notes.append(
         f"Base models: {cfg.n_authors} authors x 10 facts + {cfg.n_countries} world facts; forget "
         f"{cfg.forget_percent:g}% of authors ({len(split.forget)} QA); tiny GPT {cfg.lm_layers}x{cfg.lm_embd}, "
-        f"{cfg.lm_steps} steps (train {full_secs:.0f} s + {retain_secs:.0f} s, cached across runs)."
+        f"{cfg.lm_steps} steps (train {full_secs:.0f} s + {retain_secs:.0f} s, cached across runs). Memorisation: "
+        f"the full model gives the forget facts' value token probability {memo['full_on_forget']:.3f} (retain facts "
+        f"{memo['full_on_retain']:.3f}); the retain model gives the forget facts {memo['retain_on_forget']:.3f}."
     )
     return report
 
