@@ -471,10 +471,9 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     )
 
     rows = [
-        {"method": "full model (no unlearning)", "FQ": base_full["forget_quality"], "MU": base_full["model_utility"],
-         "forget ROUGE": base_full["forget_rouge"], "forget TR": base_full["forget_tr"]},
-        {"method": "retain model (oracle)", "FQ": base_retain["forget_quality"], "MU": base_retain["model_utility"],
-         "forget ROUGE": base_retain["forget_rouge"], "forget TR": base_retain["forget_tr"]},
+        {"selection": "-", "method": name, "FQ median": ev["forget_quality"], "MU": ev["model_utility"],
+         "forget ROUGE": ev["forget_rouge"], "forget TR": ev["forget_tr"]}
+        for name, ev in (("full model (no unlearning)", base_full), ("retain model (oracle)", base_retain))
     ]
     for rule, chosen in rules.items():
         for m in methods:
