@@ -12,6 +12,7 @@ from icml26.core import (
     VERDICTS,
     Report,
     judge_every,
+    judge_k_of_n,
     judge_non_inferiority,
     judge_superiority,
     judge_threshold,
@@ -83,6 +84,25 @@ def test_every_counts_violations():
     c = judge_every("e", "s", ("m", [0.1, 0.2, 1.5]), bound=1.0)
     assert c.verdict == DOES_NOT_HOLD and c.test["n_violations"] == 1 and c.test["worst"] == 1.5
     assert judge_every("e", "s", ("m", [1.0 + 1e-12]), bound=1.0, tol=1e-9).verdict == HOLDS
+
+
+def test_k_of_n_counts_strict_wins_against_every_baseline():
+    m = [3.0, 2.0, 5.0, 1.0, 4.0]
+    c = judge_k_of_n("k", "s", ("m", m), {"b": [1.0, 2.0, 4.0, 0.0, 3.0]}, k=4)
+    assert c.verdict == HOLDS and c.baselines[0]["wins"] == 4  # the tie at index 1 is not a win
+    assert judge_k_of_n("k", "s", ("m", m), {"b": [1.0, 2.0, 4.0, 0.0, 3.0]}, k=5).verdict == DOES_NOT_HOLD
+    lower = judge_k_of_n("k", "s", ("m", m), {"b": [4.0, 3.0, 6.0, 2.0, 5.0]}, k=5, higher_is_better=False)
+    assert lower.verdict == HOLDS
+    two = judge_k_of_n("k", "s", ("m", m), {"b": [0.0] * 5, "c": [9.0] * 5}, k=1)
+    assert two.verdict == DOES_NOT_HOLD and two.test["min_wins"] == 0
+    with pytest.raises(ValueError, match="k must be an integer in"):
+        judge_k_of_n("k", "s", ("m", m), {"b": m}, k=6)
+
+
+@given(st.lists(st.floats(-10, 10), min_size=1, max_size=8))
+def test_k_of_n_never_holds_when_the_baseline_is_never_worse(xs):
+    c = judge_k_of_n("k", "s", ("m", xs), {"b": [x + 1.0 for x in xs]}, k=1)
+    assert c.verdict == DOES_NOT_HOLD
 
 
 def test_mean_ci_known_values():

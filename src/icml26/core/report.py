@@ -17,6 +17,8 @@ Verdict rules (``higher_is_better`` flips the sign so "favours the method" is al
   otherwise *inconclusive*.
 * :func:`judge_every` -- an exact guarantee: *holds* if every value satisfies the bound within ``tol``,
   otherwise *does not hold*.
+* :func:`judge_k_of_n` -- a count over paired runs: *holds* if the method strictly beats each baseline in at
+  least ``k`` of the ``n`` pairs (e.g. "in >= 4 of 5 seeds"), otherwise *does not hold*.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "judge_non_inferiority",
     "judge_threshold",
     "judge_every",
+    "judge_k_of_n",
 ]
 
 HOLDS = "holds"
@@ -309,6 +312,47 @@ def judge_every(
             "rule": f"holds if all {a.size} values are {sense} {bound:g} within {tol:g}; otherwise does not hold",
             "n_violations": int((~ok).sum()),
             "worst": worst,
+        },
+    )
+
+
+def judge_k_of_n(
+    id: str,
+    statement: str,
+    method: tuple[str, Values],
+    baselines: Mapping[str, Values],
+    *,
+    k: int,
+    higher_is_better: bool = True,
+) -> Claim:
+    """Claim "the method beats each baseline in at least ``k`` of the ``n`` paired runs" (an exact count).
+
+    A pair counts as a win only if the method is strictly better (ties are not wins).  *holds* if the count
+    reaches ``k`` against every baseline, otherwise *does not hold*; there is no test, so no *inconclusive*.
+    """
+    _check_id(id, statement)
+    name, m, bs = _paired(method, baselines)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= m.size:
+        raise ValueError(f"k must be an integer in [1, {m.size}] (the number of pairs), got {k!r}")
+    sign = 1.0 if higher_is_better else -1.0
+    rows, verdicts = [], []
+    for bname, b in bs.items():
+        wins = int((sign * (m - b) > 0).sum())
+        v = HOLDS if wins >= k else DOES_NOT_HOLD
+        verdicts.append(v)
+        rows.append({**_summary(bname, b), "wins": wins, "n": int(m.size), "verdict": v})
+    return Claim(
+        id=id,
+        statement=statement,
+        verdict=_combine(verdicts),
+        method=_summary(name, m),
+        baselines=rows,
+        test={
+            "name": f"wins in >= {k} of {m.size} pairs",
+            "rule": f"holds if the method is strictly better in at least {k} of {m.size} pairs against every "
+            "baseline; otherwise does not hold",
+            "higher_is_better": higher_is_better,
+            "min_wins": min(r["wins"] for r in rows),
         },
     )
 

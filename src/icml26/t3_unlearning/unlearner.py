@@ -1,0 +1,440 @@
+"""Temper-then-tilt for a causal language model: a frozen base, a small classifier, and a logits processor.
+
+For a prompt ``x`` and a partial answer ``y_<t`` the unlearned next-token distribution is
+
+    p_hat(v | x, y_<t) = softmax_v( l_t(v) / T + lambda * log f_hat(x, y_<t, v) )
+
+where ``l_t`` are the frozen base model's logits, ``T >= 1`` the temperature (``T = 1``: plain classifier
+guidance), ``lambda`` the guidance weight (1 in the paper's form) and ``f_hat ~ P(retain | x, y_<t, v)`` a small
+classifier:
+
+    f_hat(x, y_<t, v) = sigmoid( w_2 . relu( W_h h_bar + W_e e(v) + b_1 ) + b_2 )
+
+with ``h_bar`` the mean over positions ``<= t`` of the base model's hidden states at ``feature_layer`` and
+``e(v)`` the base model's frozen input embedding of the candidate token.  Splitting the first layer into
+``W_h h_bar + W_e e(v)`` lets one call score every vocabulary entry at once.  (The classifier's exact form is
+not public; this design is inferred, see ``docs/t3_unlearning.md``.)
+
+Training ``f_hat``: every (prefix, next answer token) of a retain example is labelled 1 and of a forget example
+0; binary cross-entropy on the natural class proportions, so the sigmoid estimates ``P(R | .)``.  The base
+model's features are computed once and cached, so fitting costs seconds; the base is never changed.
+
+Greedy decoding under ``p_hat`` picks ``argmax l/T + lambda log f_hat = argmax l + T lambda log f_hat``, so for
+generated text ``T`` acts as a guidance strength; for likelihood metrics it also flattens the distribution.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+__all__ = ["T3Unlearner", "TemperThenTiltLogitsProcessor", "TiltClassifier", "BaseFeatures"]
+
+Pair = tuple[Sequence[int], Sequence[int]]
+
+
+class BaseFeatures:
+    """Read logits, hidden states and input embeddings from a frozen causal LM.
+
+    Works with :class:`icml26.core.tinylm.TinyLM` (hidden state after ``model.blocks[feature_layer]``) and with
+    Hugging Face causal LMs (``output_hidden_states=True``; ``feature_layer`` indexes ``hidden_states``, so
+    ``-1`` is the last layer).
+    """
+
+    def __init__(self, model: nn.Module, feature_layer: int = -1) -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"base_model must be a torch.nn.Module, got {type(model).__name__}")
+        self.model = model
+        self.is_hf = hasattr(model, "config") and hasattr(model, "get_input_embeddings")
+        n_layers = self._n_layers()
+        if not isinstance(feature_layer, int) or not -n_layers <= feature_layer < n_layers:
+            raise ValueError(
+                f"feature_layer must be an integer in [{-n_layers}, {n_layers - 1}], got {feature_layer!r}"
+            )
+        self.feature_layer = feature_layer
+
+    def _n_layers(self) -> int:
+        if self.is_hf:
+            return int(self.model.config.num_hidden_layers) + 1  # hidden_states includes the embeddings
+        if hasattr(self.model, "blocks"):
+            return len(self.model.blocks)
+        raise TypeError("base_model must be a TinyLM (with .blocks) or a Hugging Face causal LM")
+
+    @property
+    def embedding(self) -> torch.Tensor:
+        """The input embedding matrix ``[V, d_emb]`` (candidate features ``e(v)``)."""
+        emb = self.model.get_input_embeddings() if self.is_hf else self.model.tok_emb
+        return emb.weight.detach()
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.embedding.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.embedding.device
+
+    @torch.no_grad()
+    def __call__(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits [B, T, V], hidden [B, T, d])`` for token ids ``[B, T]``."""
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            if self.is_hf:
+                out = self.model(input_ids=ids, output_hidden_states=True)
+                return out.logits.float(), out.hidden_states[self.feature_layer].float()
+            store: dict[str, torch.Tensor] = {}
+            hook = self.model.blocks[self.feature_layer].register_forward_hook(
+                lambda _m, _i, o: store.__setitem__("h", o)
+            )
+            try:
+                logits = self.model(ids)
+            finally:
+                hook.remove()
+            return logits.float(), store["h"].float()
+        finally:
+            self.model.train(was_training)
+
+
+def prefix_means(hidden: torch.Tensor) -> torch.Tensor:
+    """``h_bar[:, t] = mean_{s <= t} hidden[:, s]`` for ``hidden [B, T, d]`` (a running mean)."""
+    counts = torch.arange(1, hidden.shape[1] + 1, device=hidden.device, dtype=hidden.dtype)
+    return hidden.cumsum(dim=1) / counts[None, :, None]
+
+
+class TiltClassifier(nn.Module):
+    """``f_hat(h_bar, v)``: a one-hidden-layer MLP on the pooled prefix state and the candidate's embedding.
+
+    Inputs are standardised with fixed statistics of the training features (``set_scaling``).
+    """
+
+    def __init__(self, d_hidden: int, d_emb: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.w_h = nn.Linear(d_hidden, hidden)
+        self.w_e = nn.Linear(d_emb, hidden, bias=False)
+        self.out = nn.Linear(hidden, 1)
+        self.register_buffer("h_mean", torch.zeros(d_hidden))
+        self.register_buffer("h_std", torch.ones(d_hidden))
+        self.register_buffer("e_mean", torch.zeros(d_emb))
+        self.register_buffer("e_std", torch.ones(d_emb))
+
+    def set_scaling(self, h: torch.Tensor, e: torch.Tensor) -> None:
+        self.h_mean.copy_(h.mean(0))
+        self.h_std.copy_(h.std(0).clamp_min(1e-6))
+        self.e_mean.copy_(e.mean(0))
+        self.e_std.copy_(e.std(0).clamp_min(1e-6))
+
+    def _h(self, h: torch.Tensor) -> torch.Tensor:
+        return self.w_h((h - self.h_mean) / self.h_std)
+
+    def _e(self, e: torch.Tensor) -> torch.Tensor:
+        return self.w_e((e - self.e_mean) / self.e_std)
+
+    def forward(self, h: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        """Logit of ``f_hat`` for paired rows ``h [N, d]``, ``e [N, d_emb]`` -> ``[N]``."""
+        return self.out(F.relu(self._h(h) + self._e(e))).squeeze(-1)
+
+    def all_candidates(self, h: torch.Tensor, emb: torch.Tensor, chunk: int = 256) -> torch.Tensor:
+        """``log f_hat`` for every row of ``h [P, d]`` and every candidate of ``emb [V, d_emb]`` -> ``[P, V]``."""
+        ev = self._e(emb)  # [V, H]
+        outs = []
+        for i in range(0, h.shape[0], chunk):
+            z = F.relu(self._h(h[i : i + chunk])[:, None, :] + ev[None, :, :])
+            outs.append(F.logsigmoid(self.out(z).squeeze(-1)))
+        return torch.cat(outs, dim=0) if outs else h.new_zeros((0, emb.shape[0]))
+
+
+class TemperThenTiltLogitsProcessor:
+    """Hugging Face ``LogitsProcessor``-compatible: ``processor(input_ids, scores) -> scores``.
+
+    ``input_ids [B, t]`` is the whole sequence so far (prompt and generated tokens, no padding) and ``scores
+    [B, V]`` the base model's next-token logits; the result is ``scores / T + lambda * log f_hat``.  Only the
+    next-token scores change; ``input_ids`` are read, never written.  Duck-typed, so transformers is not needed
+    (pass it in a ``transformers.LogitsProcessorList``).
+    """
+
+    def __init__(self, unlearner: T3Unlearner) -> None:
+        if unlearner.classifier_ is None:
+            raise RuntimeError("the T3Unlearner is not fitted; call .fit(retain, forget) first")
+        self.unlearner = unlearner
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        u = self.unlearner
+        if input_ids.dim() != 2 or scores.dim() != 2 or input_ids.shape[0] != scores.shape[0]:
+            raise ValueError(
+                f"expected input_ids [B, t] and scores [B, V] with the same B, got {tuple(input_ids.shape)} "
+                f"and {tuple(scores.shape)}"
+            )
+        if scores.shape[1] != u.features.vocab_size:
+            raise ValueError(
+                f"scores have {scores.shape[1]} entries but the base model's vocabulary has "
+                f"{u.features.vocab_size}: the tokenizer does not match the base model"
+            )
+        _, hidden = u.features(input_ids)
+        h_bar = prefix_means(hidden)[:, -1]
+        return u._tilt(scores.float(), h_bar).to(scores.dtype)
+
+
+class T3Unlearner:
+    """Temper-then-tilt unlearning of a frozen causal LM (see the module docstring for the rule).
+
+    Parameters
+    ----------
+    base_model: a :class:`~icml26.core.tinylm.TinyLM` or a Hugging Face causal LM; never modified.
+    feature_layer: which hidden state feeds the classifier (negative counts from the end).
+    temperature: ``T >= 1`` tempers the base distribution (``T = 1`` is classifier guidance); must be > 0.
+    guidance: ``lambda``, the weight of ``log f_hat``; must be >= 0.
+    hidden: width of the classifier's hidden layer.
+    candidates: ``"all"`` scores every vocabulary entry with the classifier; an integer ``k`` scores only the
+        base model's top-``k`` tokens and gives every other token the mean of those ``k`` scores (cheaper for
+        large vocabularies).
+    seed: classifier initialisation and minibatch order.
+
+    Fitted attributes: ``classifier_``, ``n_trainable_params_``, ``fit_time_`` (classifier training, seconds),
+    ``feature_time_`` (computing the cached base features, seconds), ``losses_``.
+    """
+
+    def __init__(
+        self,
+        base_model: nn.Module,
+        feature_layer: int = -1,
+        temperature: float = 2.0,
+        guidance: float = 1.0,
+        hidden: int = 64,
+        candidates: str | int = "all",
+        seed: int = 0,
+    ) -> None:
+        self.features = BaseFeatures(base_model, feature_layer)
+        self.base_model = base_model
+        self.temperature = temperature
+        self.guidance = guidance
+        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
+            raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
+        if not (candidates == "all" or (isinstance(candidates, int) and not isinstance(candidates, bool)
+                                        and candidates >= 1)):
+            raise ValueError(f"candidates must be 'all' or a positive integer, got {candidates!r}")
+        self.hidden, self.candidates, self.seed = hidden, candidates, int(seed)
+        self.classifier_: TiltClassifier | None = None
+
+    # -- knobs ---------------------------------------------------------------------------------------------
+    @property
+    def temperature(self) -> float:
+        return self._temperature
+
+    @temperature.setter
+    def temperature(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
+            raise ValueError(f"temperature must be a finite number > 0, got {value!r}")
+        self._temperature = float(value)
+
+    @property
+    def guidance(self) -> float:
+        return self._guidance
+
+    @guidance.setter
+    def guidance(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or not math.isfinite(value):
+            raise ValueError(f"guidance must be a finite number >= 0, got {value!r}")
+        self._guidance = float(value)
+
+    # -- features ------------------------------------------------------------------------------------------
+    def _check_pairs(self, name: str, pairs: Sequence[Pair]) -> list[tuple[list[int], list[int]]]:
+        if pairs is None or len(pairs) == 0:
+            raise ValueError(f"{name} must be a non-empty sequence of (prompt_ids, answer_ids) pairs")
+        out = []
+        V = self.features.vocab_size
+        for j, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"{name}[{j}] must be a (prompt_ids, answer_ids) pair")
+            x, y = [int(i) for i in pair[0]], [int(i) for i in pair[1]]
+            if not x or not y:
+                raise ValueError(f"{name}[{j}] has an empty prompt or answer")
+            bad = [i for i in x + y if not 0 <= i < V]
+            if bad:
+                raise ValueError(
+                    f"{name}[{j}] holds token ids {bad[:3]} outside the base model's vocabulary [0, {V}): "
+                    "the tokenizer does not match the base model"
+                )
+            out.append((x, y))
+        return out
+
+    @torch.no_grad()
+    def _answer_features(self, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64):
+        """For every answer position: (logits row, pooled prefix state, target token) -- grouped by length."""
+        logits_rows, h_rows, targets = [], [], []
+        order = sorted(range(len(pairs)), key=lambda j: len(pairs[j][0]) + len(pairs[j][1]))
+        pos = 0
+        groups: dict[int, list[int]] = {}
+        for j in order:
+            groups.setdefault(len(pairs[j][0]) + len(pairs[j][1]), []).append(j)
+        spans = [None] * len(pairs)
+        for _length, members in groups.items():
+            for s in range(0, len(members), batch_size):
+                chunk = members[s : s + batch_size]
+                ids = torch.tensor([pairs[j][0] + pairs[j][1] for j in chunk], device=self.features.device)
+                logits, hidden = self.features(ids[:, :-1])
+                h_bar = prefix_means(hidden)
+                for r, j in enumerate(chunk):
+                    lx, ly = len(pairs[j][0]), len(pairs[j][1])
+                    sl = slice(lx - 1, lx - 1 + ly)  # positions whose next token is an answer token
+                    logits_rows.append(logits[r, sl])
+                    h_rows.append(h_bar[r, sl])
+                    targets.append(ids[r, lx : lx + ly])
+                    spans[j] = (pos, pos + ly)
+                    pos += ly
+        return torch.cat(logits_rows), torch.cat(h_rows), torch.cat(targets), spans
+
+    # -- fitting -------------------------------------------------------------------------------------------
+    def fit(
+        self,
+        retain: Sequence[Pair],
+        forget: Sequence[Pair],
+        epochs: int = 100,
+        lr: float = 1e-3,
+        batch_size: int = 256,
+    ) -> T3Unlearner:
+        """Train ``f_hat`` on (prefix, next answer token) pairs: retain -> 1, forget -> 0 (natural proportions).
+
+        ``retain`` and ``forget`` are sequences of ``(prompt_ids, answer_ids)``; every answer token is one
+        training example.  The base model is only read.
+        """
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+        if not lr > 0:
+            raise ValueError(f"lr must be > 0, got {lr!r}")
+        r_pairs = self._check_pairs("retain", retain)
+        f_pairs = self._check_pairs("forget", forget)
+        t0 = time.perf_counter()
+        _, h_r, v_r, _ = self._answer_features(r_pairs)
+        _, h_f, v_f, _ = self._answer_features(f_pairs)
+        h = torch.cat([h_r, h_f])
+        v = torch.cat([v_r, v_f])
+        y = torch.cat([torch.ones(len(v_r)), torch.zeros(len(v_f))])
+        emb = self.features.embedding
+        e = emb[v]
+        self.feature_time_ = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        gen = torch.Generator().manual_seed(self.seed)
+        with torch.random.fork_rng():
+            torch.manual_seed(self.seed)
+            clf = TiltClassifier(h.shape[1], emb.shape[1], self.hidden).to(h.device)
+        clf.set_scaling(h, emb)
+        opt = torch.optim.Adam(clf.parameters(), lr=lr)
+        n = len(y)
+        self.losses_ = []
+        for _ in range(epochs):
+            perm = torch.randperm(n, generator=gen)
+            total = 0.0
+            for s in range(0, n, batch_size):
+                b = perm[s : s + batch_size]
+                loss = F.binary_cross_entropy_with_logits(clf(h[b], e[b]), y[b])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(b)
+            self.losses_.append(total / n)
+        clf.eval()
+        for p in clf.parameters():
+            p.requires_grad_(False)
+        self.fit_time_ = time.perf_counter() - t0
+        self.classifier_ = clf
+        self.n_trainable_params_ = sum(p.numel() for p in clf.parameters())
+        return self
+
+    def _require_fit(self) -> TiltClassifier:
+        if self.classifier_ is None:
+            raise RuntimeError("the T3Unlearner is not fitted; call .fit(retain, forget) first")
+        return self.classifier_
+
+    # -- the rule ------------------------------------------------------------------------------------------
+    def log_f_hat(self, h_bar: torch.Tensor) -> torch.Tensor:
+        """``log f_hat`` for pooled states ``h_bar [P, d]`` and every vocabulary entry -> ``[P, V]``."""
+        return self._require_fit().all_candidates(h_bar, self.features.embedding)
+
+    @torch.no_grad()
+    def _tilt(self, logits: torch.Tensor, h_bar: torch.Tensor) -> torch.Tensor:
+        """``logits / T + lambda log f_hat`` for rows ``logits [P, V]`` with pooled states ``h_bar [P, d]``."""
+        clf = self._require_fit()
+        out = logits / self.temperature
+        if self.guidance == 0.0:
+            return out
+        if self.candidates == "all":
+            return out + self.guidance * self.log_f_hat(h_bar)
+        k = min(int(self.candidates), logits.shape[1])
+        top = logits.topk(k, dim=1).indices  # [P, k]
+        ev = clf._e(self.features.embedding)  # [V, H]
+        z = F.relu(clf._h(h_bar)[:, None, :] + ev[top])  # [P, k, H]
+        scores = F.logsigmoid(clf.out(z).squeeze(-1))  # [P, k]
+        tilt = scores.mean(dim=1, keepdim=True).expand_as(logits).clone()
+        tilt.scatter_(1, top, scores)
+        return out + self.guidance * tilt
+
+    def logits_processor(self) -> TemperThenTiltLogitsProcessor:
+        """A Hugging Face-compatible logits processor applying this unlearner (for ``model.generate``)."""
+        return TemperThenTiltLogitsProcessor(self)
+
+    @torch.no_grad()
+    def token_logprobs(self, x_ids: Sequence[Sequence[int]], y_ids: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+        """``log p_hat(y_t | x, y_<t)`` for each answer token; one tensor per (prompt, answer) pair."""
+        if len(x_ids) != len(y_ids):
+            raise ValueError(f"x_ids and y_ids must have the same length, got {len(x_ids)} and {len(y_ids)}")
+        pairs = self._check_pairs("x_ids/y_ids", list(zip(x_ids, y_ids, strict=True)))
+        self._require_fit()
+        logits, h_bar, targets, spans = self._answer_features(pairs)
+        out = torch.empty(len(targets))
+        for s in range(0, len(targets), 1024):
+            tilted = self._tilt(logits[s : s + 1024], h_bar[s : s + 1024])
+            logp = F.log_softmax(tilted, dim=1)
+            out[s : s + 1024] = logp.gather(1, targets[s : s + 1024, None]).squeeze(1)
+        return [out[a:b] for a, b in spans]
+
+    @torch.no_grad()
+    def generate(
+        self, x_ids: Sequence[Sequence[int]], max_new_tokens: int, eos_id: int | None = None
+    ) -> list[list[int]]:
+        """Greedy decoding under ``p_hat``; returns the generated ids of each prompt (up to ``eos_id``)."""
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+        self._require_fit()
+        proc = self.logits_processor()
+        return greedy_generate(self.features, list(x_ids), max_new_tokens, eos_id, processor=proc)
+
+
+@torch.no_grad()
+def greedy_generate(features: BaseFeatures, prompts, max_new_tokens: int, eos_id: int | None, processor=None,
+                    batch_size: int = 128) -> list[list[int]]:
+    """Greedy generation for prompts of any lengths (batched by length), optionally through a logits processor."""
+    outs: list[list[int]] = [[] for _ in prompts]
+    groups: dict[int, list[int]] = {}
+    for j, p in enumerate(prompts):
+        groups.setdefault(len(p), []).append(j)
+    for _length, members in groups.items():
+        for s in range(0, len(members), batch_size):
+            chunk = members[s : s + batch_size]
+            ids = torch.tensor([list(prompts[j]) for j in chunk], device=features.device)
+            done = torch.zeros(len(chunk), dtype=torch.bool)
+            for _ in range(max_new_tokens):
+                logits, _ = features(ids)
+                scores = logits[:, -1]
+                if processor is not None:
+                    scores = processor(ids, scores)
+                nxt = scores.argmax(dim=-1)
+                if eos_id is not None:
+                    nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
+                ids = torch.cat([ids, nxt[:, None]], dim=1)
+                if eos_id is not None:
+                    done |= nxt == eos_id
+                    if bool(done.all()):
+                        break
+            for r, j in enumerate(chunk):
+                gen = ids[r, len(prompts[j]) :].tolist()
+                if eos_id is not None and eos_id in gen:
+                    gen = gen[: gen.index(eos_id)]
+                outs[j] = gen
+    return outs
