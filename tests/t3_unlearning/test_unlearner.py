@@ -179,3 +179,33 @@ def test_baselines_move_forget_likelihood_in_the_right_direction(world):
         grad_diff(model, forget, [])
     with pytest.raises(ValueError, match="lr must be > 0"):
         gradient_ascent(model, forget, lr=0.0)
+
+
+def test_rescore_scorer_runs_the_base_on_each_candidate(world):
+    from icml26.t3_unlearning.unlearner import BaseFeatures, prefix_means
+
+    _, tok, model, retain, forget = world
+    u = T3Unlearner(model, temperature=1.5, guidance=2.0, hidden=8, candidates=4, scorer="rescore", seed=0)
+    u.fit(retain, forget, epochs=2)
+    x, y = retain[1]
+    prefix = torch.tensor(x + y[:1])
+    feats = BaseFeatures(model)
+    logits, hidden = feats(prefix[None])
+    scores = logits[:, -1]
+    out = u.logits_processor()(prefix[None], scores)
+    # by hand: each top-4 candidate v gets log f_hat(mean hidden of prefix + v, e(v)); the rest their mean
+    top = scores.topk(4).indices[0]
+    direct = []
+    for v in top.tolist():
+        _, h = feats(torch.tensor([x + y[:1] + [v]]))
+        direct.append(torch.nn.functional.logsigmoid(u.classifier_(prefix_means(h)[:, -1], feats.embedding[[v]])))
+    direct = torch.cat(direct)
+    assert torch.allclose(out[0, top], scores[0, top] / 1.5 + 2.0 * direct, atol=1e-4)
+    rest = torch.ones(len(tok), dtype=torch.bool)
+    rest[top] = False
+    assert torch.allclose(out[0, rest], scores[0, rest] / 1.5 + 2.0 * direct.mean(), atol=1e-4)
+    # token_logprobs uses the same rule at every answer position
+    lp = u.token_logprobs([x], [y])[0]
+    assert lp[1].item() == pytest.approx(torch.log_softmax(out, -1)[0, y[1]].item(), abs=1e-4)
+    with pytest.raises(ValueError, match="scorer must be"):
+        T3Unlearner(model, scorer="exact")

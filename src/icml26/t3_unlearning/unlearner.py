@@ -177,7 +177,8 @@ class TemperThenTiltLogitsProcessor:
             )
         _, hidden = u.features(input_ids)
         h_bar = prefix_means(hidden)[:, -1]
-        return u._tilt(scores.float(), h_bar).to(scores.dtype)
+        prefixes = list(input_ids) if u.scorer == "rescore" else None
+        return u._tilt(scores.float(), h_bar, prefixes).to(scores.dtype)
 
 
 class T3Unlearner:
@@ -194,6 +195,10 @@ class T3Unlearner:
         base model's top-``k`` tokens and gives every other token the mean of those ``k`` scores (cheaper for
         large vocabularies).
     seed: classifier initialisation and minibatch order.
+    scorer: ``"embedding"`` (default) scores candidate ``v`` from the prefix's pooled state and ``v``'s input
+        embedding, all candidates in one call; ``"rescore"`` runs the base model on ``prefix + v`` for each
+        candidate and pools that state instead (exact per-candidate features; one extra forward per candidate,
+        so use it with ``candidates=k`` or a small vocabulary).
 
     Fitted attributes: ``classifier_``, ``n_trainable_params_``, ``fit_time_`` (classifier training, seconds),
     ``feature_time_`` (computing the cached base features, seconds), ``losses_``.
@@ -208,6 +213,7 @@ class T3Unlearner:
         hidden: int = 64,
         candidates: str | int = "all",
         seed: int = 0,
+        scorer: str = "embedding",
     ) -> None:
         self.features = BaseFeatures(base_model, feature_layer)
         self.base_model = base_model
@@ -218,7 +224,9 @@ class T3Unlearner:
         if not (candidates == "all" or (isinstance(candidates, int) and not isinstance(candidates, bool)
                                         and candidates >= 1)):
             raise ValueError(f"candidates must be 'all' or a positive integer, got {candidates!r}")
-        self.hidden, self.candidates, self.seed = hidden, candidates, int(seed)
+        if scorer not in ("embedding", "rescore"):
+            raise ValueError(f"scorer must be 'embedding' or 'rescore', got {scorer!r}")
+        self.hidden, self.candidates, self.seed, self.scorer = hidden, candidates, int(seed), scorer
         self.classifier_: TiltClassifier | None = None
 
     # -- knobs ---------------------------------------------------------------------------------------------
@@ -264,9 +272,11 @@ class T3Unlearner:
         return out
 
     @torch.no_grad()
-    def _answer_features(self, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64):
-        """For every answer position: (logits row, pooled prefix state, target token) -- grouped by length."""
-        logits_rows, h_rows, targets = [], [], []
+    def _answer_features(self, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64) -> dict:
+        """For every answer position (grouped by length): the base logits row, the pooled state of the prefix
+        (``h_bar``), the pooled state including the answer token (``h_incl``, used by ``scorer="rescore"``), the
+        target token, the prefix ids (only for ``scorer="rescore"``) and each pair's ``spans``."""
+        logits_rows, h_rows, h_incl, targets, prefixes = [], [], [], [], []
         order = sorted(range(len(pairs)), key=lambda j: len(pairs[j][0]) + len(pairs[j][1]))
         pos = 0
         groups: dict[int, list[int]] = {}
@@ -277,17 +287,27 @@ class T3Unlearner:
             for s in range(0, len(members), batch_size):
                 chunk = members[s : s + batch_size]
                 ids = torch.tensor([pairs[j][0] + pairs[j][1] for j in chunk], device=self.features.device)
-                logits, hidden = self.features(ids[:, :-1])
+                logits, hidden = self.features(ids)
                 h_bar = prefix_means(hidden)
                 for r, j in enumerate(chunk):
                     lx, ly = len(pairs[j][0]), len(pairs[j][1])
                     sl = slice(lx - 1, lx - 1 + ly)  # positions whose next token is an answer token
                     logits_rows.append(logits[r, sl])
                     h_rows.append(h_bar[r, sl])
+                    h_incl.append(h_bar[r, lx : lx + ly])
                     targets.append(ids[r, lx : lx + ly])
+                    if self.scorer == "rescore":
+                        prefixes.extend(ids[r, : lx + t] for t in range(ly))
                     spans[j] = (pos, pos + ly)
                     pos += ly
-        return torch.cat(logits_rows), torch.cat(h_rows), torch.cat(targets), spans
+        return {
+            "logits": torch.cat(logits_rows),
+            "h_bar": torch.cat(h_rows),
+            "h_incl": torch.cat(h_incl),
+            "targets": torch.cat(targets),
+            "prefixes": prefixes,
+            "spans": spans,
+        }
 
     # -- fitting -------------------------------------------------------------------------------------------
     def fit(
@@ -310,11 +330,12 @@ class T3Unlearner:
         r_pairs = self._check_pairs("retain", retain)
         f_pairs = self._check_pairs("forget", forget)
         t0 = time.perf_counter()
-        _, h_r, v_r, _ = self._answer_features(r_pairs)
-        _, h_f, v_f, _ = self._answer_features(f_pairs)
-        h = torch.cat([h_r, h_f])
-        v = torch.cat([v_r, v_f])
-        y = torch.cat([torch.ones(len(v_r)), torch.zeros(len(v_f))])
+        fr, ff = self._answer_features(r_pairs), self._answer_features(f_pairs)
+        which = "h_incl" if self.scorer == "rescore" else "h_bar"
+        h = torch.cat([fr[which], ff[which]])
+        v = torch.cat([fr["targets"], ff["targets"]])
+        v_r = fr["targets"]
+        y = torch.cat([torch.ones(len(v_r)), torch.zeros(len(ff["targets"]))])
         emb = self.features.embedding
         e = emb[v]
         self.feature_time_ = time.perf_counter() - t0
@@ -358,19 +379,45 @@ class T3Unlearner:
         return self._require_fit().all_candidates(h_bar, self.features.embedding)
 
     @torch.no_grad()
-    def _tilt(self, logits: torch.Tensor, h_bar: torch.Tensor) -> torch.Tensor:
-        """``logits / T + lambda log f_hat`` for rows ``logits [P, V]`` with pooled states ``h_bar [P, d]``."""
+    def _rescore(self, prefixes: Sequence[torch.Tensor], h_bar: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
+        """``log f_hat`` of candidates ``cand [P, k]`` by running the base model on each ``prefix + v``.
+
+        Appending ``v`` leaves the prefix's hidden states unchanged (causal attention), so the pooled state of
+        ``prefix + v`` is ``(L h_bar + h_v) / (L + 1)`` with ``h_v`` the new last hidden state.
+        """
+        clf = self._require_fit()
+        emb = self.features.embedding
+        out = []
+        for i, prefix in enumerate(prefixes):
+            L, c = prefix.shape[0], cand[i]
+            ids = torch.cat([prefix[None, :].expand(len(c), L), c[:, None]], dim=1)
+            _, hidden = self.features(ids)
+            pooled = (h_bar[i] * L + hidden[:, -1]) / (L + 1)
+            out.append(F.logsigmoid(clf(pooled, emb[c])))
+        return torch.stack(out)
+
+    @torch.no_grad()
+    def _tilt(
+        self, logits: torch.Tensor, h_bar: torch.Tensor, prefixes: Sequence[torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """``logits / T + lambda log f_hat`` for rows ``logits [P, V]`` with pooled states ``h_bar [P, d]``
+        (``prefixes``: the ids of each row's prefix, needed by ``scorer="rescore"``)."""
         clf = self._require_fit()
         out = logits / self.temperature
         if self.guidance == 0.0:
             return out
-        if self.candidates == "all":
+        if self.candidates == "all" and self.scorer == "embedding":
             return out + self.guidance * self.log_f_hat(h_bar)
-        k = min(int(self.candidates), logits.shape[1])
+        k = logits.shape[1] if self.candidates == "all" else min(int(self.candidates), logits.shape[1])
         top = logits.topk(k, dim=1).indices  # [P, k]
-        ev = clf._e(self.features.embedding)  # [V, H]
-        z = F.relu(clf._h(h_bar)[:, None, :] + ev[top])  # [P, k, H]
-        scores = F.logsigmoid(clf.out(z).squeeze(-1))  # [P, k]
+        if self.scorer == "rescore":
+            if prefixes is None or len(prefixes) != logits.shape[0]:
+                raise ValueError("scorer='rescore' needs the prefix ids of every row")
+            scores = self._rescore(prefixes, h_bar, top)
+        else:
+            ev = clf._e(self.features.embedding)  # [V, H]
+            z = F.relu(clf._h(h_bar)[:, None, :] + ev[top])  # [P, k, H]
+            scores = F.logsigmoid(clf.out(z).squeeze(-1))  # [P, k]
         tilt = scores.mean(dim=1, keepdim=True).expand_as(logits).clone()
         tilt.scatter_(1, top, scores)
         return out + self.guidance * tilt
@@ -386,10 +433,12 @@ class T3Unlearner:
             raise ValueError(f"x_ids and y_ids must have the same length, got {len(x_ids)} and {len(y_ids)}")
         pairs = self._check_pairs("x_ids/y_ids", list(zip(x_ids, y_ids, strict=True)))
         self._require_fit()
-        logits, h_bar, targets, spans = self._answer_features(pairs)
+        feats = self._answer_features(pairs)
+        logits, h_bar, targets, spans = feats["logits"], feats["h_bar"], feats["targets"], feats["spans"]
         out = torch.empty(len(targets))
         for s in range(0, len(targets), 1024):
-            tilted = self._tilt(logits[s : s + 1024], h_bar[s : s + 1024])
+            prefixes = feats["prefixes"][s : s + 1024] if self.scorer == "rescore" else None
+            tilted = self._tilt(logits[s : s + 1024], h_bar[s : s + 1024], prefixes)
             logp = F.log_softmax(tilted, dim=1)
             out[s : s + 1024] = logp.gather(1, targets[s : s + 1024, None]).squeeze(1)
         return [out[a:b] for a, b in spans]
