@@ -38,7 +38,16 @@ from .baselines import HighFrequencyGate, RandomPatchGate
 from .data import digits_tensors
 from .diffusion import DDIMScheduler, SchedulerOutput, ddim_sample
 from .frequency import band_index, dct2, dct_band_energies, dct_matrix, patch_features, patchify, unpatchify
-from .gate import FaPSTrainer, FrequencyGate, GateDecision, gumbel_topk, num_keep, plackett_luce_log_prob
+from .gate import (
+    FaPSTrainer,
+    FrequencyGate,
+    GateDecision,
+    bernoulli_log_prob,
+    bernoulli_nonempty,
+    gumbel_topk,
+    num_keep,
+    plackett_luce_log_prob,
+)
 from .metrics import DigitClassifier, FeatureFD, frechet_distance, train_digit_classifier
 from .model import TinyDiT
 
@@ -59,6 +68,8 @@ __all__ = [
     "patch_features",
     "gumbel_topk",
     "plackett_luce_log_prob",
+    "bernoulli_log_prob",
+    "bernoulli_nonempty",
     "num_keep",
     "FeatureFD",
     "frechet_distance",
