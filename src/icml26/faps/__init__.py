@@ -35,7 +35,7 @@ Example::
 """
 
 from .baselines import HighFrequencyGate, RandomPatchGate
-from .data import digits_tensors
+from .data import digits_tensors, spectral_tensors
 from .diffusion import DDIMScheduler, SchedulerOutput, ddim_sample
 from .frequency import band_index, dct2, dct_band_energies, dct_matrix, patch_features, patchify, unpatchify
 from .gate import (
@@ -78,4 +78,5 @@ __all__ = [
     "RandomPatchGate",
     "HighFrequencyGate",
     "digits_tensors",
+    "spectral_tensors",
 ]
