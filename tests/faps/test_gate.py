@@ -278,3 +278,27 @@ def test_min_snr_weights():
     assert tr._weights(torch.tensor([999])).item() == pytest.approx(1.0)  # SNR < gamma: weight 1
     assert tr._weights(torch.tensor([0])).item() < 0.01  # nearly clean: down-weighted
     assert math.isfinite(tr.train_step(torch.randn(4, 1, 8, 8))["loss"])
+
+
+@pytest.mark.parametrize("selection", ["bernoulli", "topk"])
+def test_importance_weighted_loss_estimates_the_all_patch_mean(selection):
+    """Horvitz-Thompson: E[(1/N) sum_{i in S} l_i / pi_i] = mean_i l_i (exact for Bernoulli; topk uses the
+    Monte Carlo inclusion probabilities, so it only has to beat the plain mean clearly)."""
+    torch.manual_seed(0)
+    gate = FrequencyGate(patch_size=2, keep_ratio=0.5, selection=selection, hidden=16)
+    torch.nn.init.normal_(gate.net[-1].weight, std=2.0)  # a clearly non-uniform gate
+    x = torch.randn(1, 1, 8, 8).expand(4000, -1, -1, -1)
+    t = torch.full((4000,), 300)
+    with torch.no_grad():
+        logits = gate(x[:1], t[:1])[0]
+        d = gate.select(x, t, 0.0, torch.Generator().manual_seed(2), with_inclusion=True)
+    losses = 1.0 + (logits - logits.mean()) / logits.std()  # the gate prefers high-loss patches
+    valid = torch.ones(d.keep_idx.shape) if d.mask is None else d.mask.float()
+    est = (losses[d.keep_idx] * valid / d.inclusion).sum(1) / 16
+    unweighted = (losses[d.keep_idx] * valid).sum(1) / valid.sum(1)
+    err_ht, err_plain = abs(float(est.mean()) - 1.0), abs(float(unweighted.mean()) - 1.0)
+    assert err_plain > 0.1  # the gate's preference biases the plain mean of the kept patches
+    if selection == "bernoulli":
+        assert err_ht < 3 * float(est.std()) / 4000**0.5 + 1e-3
+    else:
+        assert err_ht < 0.25 * err_plain

@@ -78,12 +78,13 @@ class Config:
     faps_reward: str = "signal"
     faps_entropy_coef: float = 1e-3
     faps_temperature: float = 1.0
-    budget_steps: int = 500  # equal wall-clock budget, in full-training steps
+    faps_importance_weighting: bool = False
+    budget_steps: int = 450  # equal wall-clock budget, in full-training steps
     limited_n: int = 300
-    limited_budget_steps: int = 250
+    limited_budget_steps: int = 200
     # dual spectral bias on the synthetic spectral set (B): full training, probed along the way
     spectral_n: int = 1200
-    spectral_steps: int = 300
+    spectral_steps: int = 250
     n_test: int = 597
     n_samples: int = 300
     n_curve_samples: int = 150
@@ -138,7 +139,7 @@ def _trainer(cfg: Config, arm: str, seed: int, total_steps: int) -> FaPSTrainer:
     return FaPSTrainer(
         model, DDIMScheduler(1000), gate, total_steps=total_steps, full_finetune_frac=cfg.full_finetune_frac,
         lr=cfg.lr, policy_lr=cfg.policy_lr, ema=cfg.ema, generator=torch.Generator().manual_seed(seed + 1),
-        reward=cfg.faps_reward, entropy_coef=cfg.faps_entropy_coef,
+        reward=cfg.faps_reward, entropy_coef=cfg.faps_entropy_coef, importance_weighting=cfg.faps_importance_weighting,
         loss_weighting="min_snr" if arm == "min_snr" else "none",
     )  # fmt: skip
 

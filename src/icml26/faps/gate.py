@@ -43,7 +43,9 @@ class GateDecision(NamedTuple):
     """Kept patch indices ``[B, k]`` and, for a stochastic gate, ``log p(S)`` ``[B]`` and entropy ``[B]``.
 
     ``mask`` (``BoolTensor[B, k]``, or None when every entry is a kept patch) marks the real entries of a
-    padded ``keep_idx``; ``penalty`` (``[B]`` or None) is subtracted from the policy's reward.
+    padded ``keep_idx``; ``penalty`` (``[B]`` or None) is subtracted from the policy's reward; ``inclusion``
+    (``[B, k]`` or None) is each listed patch's marginal probability of being kept (for importance weighting;
+    exact for Bernoulli selection, a Monte Carlo estimate for Gumbel-top-k).
     """
 
     keep_idx: Tensor
@@ -51,6 +53,7 @@ class GateDecision(NamedTuple):
     entropy: Tensor | None = None
     mask: Tensor | None = None
     penalty: Tensor | None = None
+    inclusion: Tensor | None = None
 
 
 def check_keep_ratio(keep_ratio: float) -> float:
@@ -117,6 +120,16 @@ def bernoulli_nonempty(logits: Tensor, generator: torch.Generator | None = None)
     return (pos == first) | ((pos > first) & (u < torch.sigmoid(l)))
 
 
+def _topk_inclusion(logits: Tensor, k: int, idx: Tensor, generator=None, draws: int = 32) -> Tensor:
+    """Monte Carlo estimate of ``P(i in S)`` under Gumbel-top-k for the patches ``idx`` (no closed form exists):
+    the share of ``draws`` extra draws that keep patch ``i``, counting the actual draw (so it is >= 1/(draws+1))."""
+    dev = generator.device if generator is not None else logits.device
+    u = torch.rand((draws, *logits.shape), generator=generator, device=dev).to(logits.device).clamp_(1e-20, 1 - 1e-7)
+    top = (logits[None] - torch.log(-torch.log(u))).topk(k, dim=-1).indices  # [draws, B, k]
+    hits = torch.zeros((draws, *logits.shape), device=logits.device).scatter_(-1, top, 1.0).sum(0)
+    return (hits.gather(1, idx) + 1.0) / (draws + 1)
+
+
 class FrequencyGate(nn.Module):
     """Policy ``pi_psi(keep_i | f_i, t, tau)``: an MLP scores each patch from its DCT band features.
 
@@ -173,14 +186,27 @@ class FrequencyGate(nn.Module):
         tau_col = torch.full((b, n, 1), float(tau), device=x0.device)
         return self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1) / self.temperature
 
-    def select(self, x0: Tensor, t: Tensor, tau: float = 0.0, generator: torch.Generator | None = None) -> GateDecision:
-        """Sample the kept patches of every image (see the class docstring); ``log_prob`` keeps its graph."""
+    def select(
+        self,
+        x0: Tensor,
+        t: Tensor,
+        tau: float = 0.0,
+        generator: torch.Generator | None = None,
+        with_inclusion: bool = False,
+    ) -> GateDecision:
+        """Sample the kept patches of every image (see the class docstring); ``log_prob`` keeps its graph.
+
+        ``with_inclusion``: also return the kept patches' inclusion probabilities (a Monte Carlo estimate for
+        top-k, which costs extra draws; always exact and cheap for Bernoulli)."""
         logits = self(x0, t, tau)
         n = logits.shape[1]
         if self.selection == "topk":
-            idx, logp = gumbel_topk(logits, num_keep(self.keep_ratio, n), generator)
-            ent = -(F.softmax(logits, -1) * F.log_softmax(logits, -1)).sum(-1)
-            return GateDecision(idx, logp, ent)
+            k = num_keep(self.keep_ratio, n)
+            idx, logp = gumbel_topk(logits, k, generator)
+            probs = F.softmax(logits, -1)
+            ent = -(probs * F.log_softmax(logits, -1)).sum(-1)
+            incl = _topk_inclusion(logits.detach(), k, idx, generator) if with_inclusion else None
+            return GateDecision(idx, logp, ent, inclusion=incl)
         keep = bernoulli_nonempty(logits, generator)
         count = keep.sum(-1)
         order = torch.argsort(keep.to(torch.int8), dim=-1, descending=True, stable=True)  # kept patches first
@@ -189,7 +215,10 @@ class FrequencyGate(nn.Module):
         p = torch.sigmoid(logits)
         ent = -(p * F.logsigmoid(logits) + (1 - p) * F.logsigmoid(-logits)).sum(-1)
         penalty = self.budget_penalty * (count.to(logits.dtype) / n - self.keep_ratio) ** 2
-        return GateDecision(order[:, :k_max], bernoulli_log_prob(logits, keep), ent, mask, penalty.detach())
+        idx = order[:, :k_max]
+        p_empty = torch.exp(F.logsigmoid(-logits.detach()).sum(-1, keepdim=True))
+        incl = (p.detach() / (1 - p_empty).clamp_min(1e-12)).gather(1, idx).clamp(max=1.0)  # P(i in S | S nonempty)
+        return GateDecision(idx, bernoulli_log_prob(logits, keep), ent, mask, penalty.detach(), incl)
 
 
 class FaPSTrainer:
@@ -199,7 +228,10 @@ class FaPSTrainer:
     the gate picks patches from ``x0``'s frequency content; the denoiser sees only those tokens and is trained
     on ``L_theta = mean_{i in S} w_t ||eps_hat_i - eps_i||^2`` (AdamW; ``w_t = 1``, or with
     ``loss_weighting="min_snr"`` the Min-SNR-gamma weight ``w_t = min(SNR_t, gamma) / SNR_t``,
-    ``SNR_t = abar_t / (1 - abar_t)``); its EMA copy (``ema_model``) is kept for sampling.  During the last
+    ``SNR_t = abar_t / (1 - abar_t)``); its EMA copy (``ema_model``) is kept for sampling.  With
+    ``importance_weighting=True`` a gate that reports inclusion probabilities ``pi_i`` is corrected for its
+    preferences: the per-image loss becomes the Horvitz-Thompson estimate of the all-patch mean,
+    ``(1/N) sum_{i in S} ||eps_hat_i - eps_i||^2 / max(pi_i, min_inclusion)``.  During the last
     ``full_finetune_frac`` of ``total_steps`` every patch is used (closing the train/test gap).  ``gate=None``
     or ``keep_ratio=1`` is plain full training.
 
@@ -238,6 +270,8 @@ class FaPSTrainer:
         loss_weighting: str = "none",
         min_snr_gamma: float = 5.0,
         progress_every: int = 10,
+        importance_weighting: bool = False,
+        min_inclusion: float = 0.1,
         generator: torch.Generator | None = None,
     ) -> None:
         if not isinstance(total_steps, int) or total_steps < 1:
@@ -255,12 +289,15 @@ class FaPSTrainer:
             raise ValueError(f"reward must be 'signal', 'progress' or a callable, got {reward!r}")
         if loss_weighting not in ("none", "min_snr"):
             raise ValueError(f"loss_weighting must be 'none' or 'min_snr', got {loss_weighting!r}")
+        if not 0.0 < min_inclusion <= 1.0:
+            raise ValueError(f"min_inclusion must lie in (0, 1], got {min_inclusion}")
         if not isinstance(progress_every, int) or progress_every < 1:
             raise ValueError(f"progress_every must be a positive integer, got {progress_every!r}")
         self.denoiser, self.scheduler, self.gate = denoiser, scheduler, gate
         self.total_steps, self.reward, self.full_finetune_frac = total_steps, reward, full_finetune_frac
         self.ema, self.entropy_coef, self.baseline_beta = ema, entropy_coef, baseline_beta
         self.loss_weighting, self.min_snr_gamma, self.progress_every = loss_weighting, min_snr_gamma, progress_every
+        self.importance_weighting, self.min_inclusion = bool(importance_weighting), float(min_inclusion)
         self.generator = generator
         self.patch_size = denoiser.patch_size
         self.opt = torch.optim.AdamW(denoiser.parameters(), lr=lr, weight_decay=weight_decay)
@@ -281,6 +318,10 @@ class FaPSTrainer:
 
     def _uses_all_patches(self) -> bool:
         return self.gate is None or self.gate.keep_ratio >= 1.0 or self.in_finetune
+
+    def _n_patches(self, x0: Tensor) -> int:
+        """Number of patches ``N`` of an image batch ``x0``."""
+        return (x0.shape[-2] // self.patch_size) * (x0.shape[-1] // self.patch_size)
 
     def _weights(self, t: Tensor) -> Tensor:
         """Per-sample loss weight ``w_t`` (1, or Min-SNR-gamma for eps-prediction)."""
@@ -314,7 +355,8 @@ class FaPSTrainer:
             pred = patchify(self.denoiser(x_t, t, y), self.patch_size)
             target = patchify(noise, self.patch_size)
         else:
-            decision = self.gate.select(x0, t, tau, generator=self.generator)
+            kw = {"with_inclusion": True} if self.importance_weighting else {}
+            decision = self.gate.select(x0, t, tau, generator=self.generator, **kw)
             pred = self.denoiser(x_t, t, y, decision.keep_idx, decision.mask)
             target = patchify(noise, self.patch_size).gather(
                 1, decision.keep_idx[..., None].expand(-1, -1, pred.shape[-1])
@@ -322,7 +364,11 @@ class FaPSTrainer:
         per_patch = (pred - target).pow(2).mean(-1)  # [B, k]
         valid = torch.ones_like(per_patch) if decision is None or decision.mask is None else decision.mask.to(per_patch)
         per_sample = (per_patch * valid).sum(1) / valid.sum(1)
-        loss = (self._weights(t) * per_sample).mean()
+        train_loss = per_sample
+        if self.importance_weighting and decision is not None and decision.inclusion is not None:
+            n_all = self._n_patches(x0)
+            train_loss = (per_patch * valid / decision.inclusion.clamp_min(self.min_inclusion)).sum(1) / n_all
+        loss = (self._weights(t) * train_loss).mean()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
