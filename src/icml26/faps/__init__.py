@@ -21,7 +21,11 @@ Gumbel-top-k, Plackett-Luce ``log p(S)``              :func:`gumbel_topk`, :func
 denoiser ``eps_theta`` on kept tokens                :class:`TinyDiT` (``keep_idx``)
 REINFORCE + masked DSM loss, EMA, unmasked finetune   :class:`FaPSTrainer` (``train_step``)
 schedule ``abar_t``, ``add_noise``, DDIM             :class:`DDIMScheduler`, :func:`ddim_sample`
-quality (local Fréchet distance, not FID)            :class:`FeatureFD`, :func:`frechet_distance`
+Bernoulli keeps + budget penalty (option)          ``selection="bernoulli"``, :func:`bernoulli_log_prob`
+"progress" reward, Min-SNR-gamma (options)         ``reward="progress"``, ``loss_weighting="min_snr"``
+quality (local FD / KID, never "FID")              :class:`FeatureFD`, :func:`frechet_distance`,
+                                                   :func:`kernel_distance`
+data: digits (A), synthetic spectral set (B)       :func:`digits_tensors`, :func:`spectral_tensors`
 =================================================  ===========================================================
 
 Example::
@@ -48,7 +52,7 @@ from .gate import (
     num_keep,
     plackett_luce_log_prob,
 )
-from .metrics import DigitClassifier, FeatureFD, frechet_distance, train_digit_classifier
+from .metrics import DigitClassifier, FeatureFD, frechet_distance, kernel_distance, train_digit_classifier
 from .model import TinyDiT
 
 __all__ = [
@@ -73,6 +77,7 @@ __all__ = [
     "num_keep",
     "FeatureFD",
     "frechet_distance",
+    "kernel_distance",
     "DigitClassifier",
     "train_digit_classifier",
     "RandomPatchGate",

@@ -264,6 +264,7 @@ def _train_arm(cfg, arm, seed, steps, x, y, fd, charge, probe=None, masks=None, 
     if fd is not None:
         value, xs = _fd(tr.ema_model, cfg, fd, cfg.n_samples, seed)
         out["fd"] = value
+        out["kid"] = fd.compute_kid(n_subsets=100, subset_size=min(100, cfg.n_samples), seed=seed)[0]
         out["curve"].append([steps, charge(steps), value])
         out["samples"] = xs[:40, 0].numpy().round(3).tolist()
     if probe is not None:
@@ -473,7 +474,9 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     rows = []
     for a in ARMS:
         rows.append({
-            "method": LABELS[a], "FD": str(mean_ci(fd[a])), "step cost / full": str(mean_ci(ratio[a])),
+            "method": LABELS[a], "FD": str(mean_ci(fd[a])),
+            "KID x 1e3": str(mean_ci([1e3 * r["arms"][a]["kid"] for r in S])),
+            "step cost / full": str(mean_ci(ratio[a])),
             "steps": str(mean_ci([r["arms"][a]["steps"] for r in S])),
             "train wall s (measured, contended)": str(mean_ci([r["arms"][a]["train_wall_s"] for r in S])),
         })  # fmt: skip
