@@ -302,3 +302,21 @@ def test_importance_weighted_loss_estimates_the_all_patch_mean(selection):
         assert err_ht < 3 * float(est.std()) / 4000**0.5 + 1e-3
     else:
         assert err_ht < 0.25 * err_plain
+
+
+def test_trainer_works_with_a_denoiser_without_keep_mask_for_exact_budgets():
+    """A user's DiT with forward(x_t, t, y, keep_idx) (no keep_mask) works with top-k and baseline gates."""
+
+    class MinimalDiT(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = TinyDiT(img_size=8, patch_size=2, width=16, depth=1, heads=2)
+            self.patch_size = 2
+
+        def forward(self, x_t, t, y=None, keep_idx=None):
+            return self.inner(x_t, t, y, keep_idx)
+
+    g = torch.Generator().manual_seed(0)
+    for gate in (FrequencyGate(patch_size=2, keep_ratio=0.5), RandomPatchGate(2, 0.5)):
+        tr = FaPSTrainer(MinimalDiT(), DDIMScheduler(1000), gate, total_steps=10, generator=g)
+        assert math.isfinite(tr.train_step(torch.randn(4, 1, 8, 8, generator=g))["loss"])

@@ -357,7 +357,10 @@ class FaPSTrainer:
         else:
             kw = {"with_inclusion": True} if self.importance_weighting else {}
             decision = self.gate.select(x0, t, tau, generator=self.generator, **kw)
-            pred = self.denoiser(x_t, t, y, decision.keep_idx, decision.mask)
+            if decision.mask is None:  # a denoiser only needs keep_mask for variable budgets (Bernoulli)
+                pred = self.denoiser(x_t, t, y, decision.keep_idx)
+            else:
+                pred = self.denoiser(x_t, t, y, decision.keep_idx, keep_mask=decision.mask)
             target = patchify(noise, self.patch_size).gather(
                 1, decision.keep_idx[..., None].expand(-1, -1, pred.shape[-1])
             )
