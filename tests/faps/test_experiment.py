@@ -12,6 +12,8 @@ CLAIMS = {
     "equal_steps",
     "dual_spectral_bias_training",
     "dual_spectral_bias_timesteps",
+    "dual_spectral_bias_training_digits",
+    "dual_spectral_bias_timesteps_digits",
     "limited_data",
 }
 
@@ -21,7 +23,7 @@ def test_quick_preset_writes_claims(tmp_path):
     result = json.loads((run_dir / "result.json").read_text())
     assert CLAIMS <= {c["id"] for c in result["claims"]}
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
-    for name in ("fd_vs_wallclock", "band_error_vs_step", "samples"):
+    for name in ("fd_vs_wallclock", "band_error_vs_step", "band_share_vs_t", "samples"):
         assert (run_dir / f"{name}.png").exists()
     per_seed = result["metrics"]["per_seed"]
     assert len(per_seed) == len(result["seeds"])
@@ -33,3 +35,7 @@ def test_quick_preset_writes_claims(tmp_path):
         assert arms["full"]["steps"] == budget and r["cost"]["ratio"]["full"] == 1.0
         for a in ("faps", "random", "heuristic"):
             assert arms[a]["steps"] == max(1, math.floor(budget / ((1 - f) * r["cost"]["ratio"][a] + f)))
+        assert arms["min_snr"]["steps"] == budget  # same network work as a full step
+        spectral = r["spectral"]
+        assert len(spectral["band_errors_moderate"]) == len(spectral["band_steps"]) >= 2
+        assert all(0.0 <= v <= 1.0 for v in spectral["high_share_by_t"].values())

@@ -13,6 +13,8 @@ from icml26.faps import (
     HighFrequencyGate,
     RandomPatchGate,
     TinyDiT,
+    bernoulli_log_prob,
+    bernoulli_nonempty,
     gumbel_topk,
     num_keep,
     plackett_luce_log_prob,
@@ -168,6 +170,153 @@ def test_trainer_bad_arguments():
     with pytest.raises(ValueError, match="full_finetune_frac"):
         FaPSTrainer(m, s, None, total_steps=5, full_finetune_frac=1.0)
     with pytest.raises(ValueError, match="reward"):
-        FaPSTrainer(m, s, None, total_steps=5, reward="progress")
+        FaPSTrainer(m, s, None, total_steps=5, reward="loss")
+    with pytest.raises(ValueError, match="loss_weighting"):
+        FaPSTrainer(m, s, None, total_steps=5, loss_weighting="snr")
+    with pytest.raises(ValueError, match="progress_every"):
+        FaPSTrainer(m, s, None, total_steps=5, progress_every=0)
     with pytest.raises(ValueError, match="selection"):
-        FrequencyGate(selection="bernoulli")
+        FrequencyGate(selection="threshold")
+    with pytest.raises(ValueError, match="temperature"):
+        FrequencyGate(temperature=0.0)
+    with pytest.raises(ValueError, match="budget_penalty"):
+        FrequencyGate(selection="bernoulli", budget_penalty=-1.0)
+
+
+# -- Bernoulli selection -----------------------------------------------------------------------------------
+def test_bernoulli_log_prob_equals_manual_computation_and_sums_to_one():
+    logits = torch.tensor([[0.4, -1.0, 1.3]], requires_grad=True)
+    keep = torch.tensor([[True, False, True]])
+    p = torch.sigmoid(logits.detach()[0]).tolist()
+    empty = (1 - p[0]) * (1 - p[1]) * (1 - p[2])
+    manual = math.log(p[0] * (1 - p[1]) * p[2] / (1 - empty))
+    lp = bernoulli_log_prob(logits, keep)
+    assert lp.item() == pytest.approx(manual, abs=1e-6)
+    lp.sum().backward()
+    assert torch.isfinite(logits.grad).all()
+    subsets = [torch.tensor([s]) for s in itertools.product([False, True], repeat=3) if any(s)]
+    total = sum(bernoulli_log_prob(logits.detach(), s).exp().item() for s in subsets)
+    assert total == pytest.approx(1.0, abs=1e-6)
+
+
+def test_bernoulli_sampler_matches_conditional_inclusion_probabilities():
+    logits = torch.tensor([-2.5, -1.5, -3.0, -2.0])  # an empty set would be common without conditioning
+    draws = 20000
+    keep = bernoulli_nonempty(logits.expand(draws, -1), torch.Generator().manual_seed(3))
+    assert bool(keep.any(1).all())
+    p = torch.sigmoid(logits.double())
+    incl = p / (1 - torch.prod(1 - p))  # P(keep_i | |S| >= 1) = p_i / (1 - P(empty))
+    freq = keep.double().mean(0)
+    assert torch.all((freq - incl).abs() < 4 * torch.sqrt(incl * (1 - incl) / draws))
+
+
+def test_bernoulli_gate_pads_and_masks_a_variable_budget():
+    torch.manual_seed(0)
+    gate = FrequencyGate(patch_size=2, keep_ratio=0.5, selection="bernoulli")
+    x = torch.randn(16, 1, 8, 8)
+    d = gate.select(x, torch.randint(0, 1000, (16,)), 0.0, torch.Generator().manual_seed(0))
+    counts = d.mask.sum(1)
+    assert d.keep_idx.shape == (16, int(counts.max())) and bool((counts >= 1).all())
+    assert len(set(counts.tolist())) > 1  # the number of kept patches varies between images
+    for row, m in zip(d.keep_idx, d.mask):
+        assert len(set(row[m].tolist())) == int(m.sum())
+    assert torch.allclose(d.penalty, gate.budget_penalty * (counts / 16 - 0.5) ** 2)
+    # a masked forward equals the forward on the kept tokens alone (padding is invisible)
+    model = TinyDiT(img_size=8, patch_size=2, width=16, depth=2, heads=2).eval()
+    for p_ in model.parameters():
+        torch.nn.init.normal_(p_, std=0.2)
+    t, y = torch.randint(0, 1000, (16,)), torch.arange(16) % 10
+    padded = model(x, t, y, d.keep_idx, d.mask)
+    for i in range(3):
+        k = int(counts[i])
+        alone = model(x[i : i + 1], t[i : i + 1], y[i : i + 1], d.keep_idx[i : i + 1, :k])
+        assert torch.allclose(padded[i, :k], alone[0], atol=1e-5)
+
+
+def test_budget_penalty_drives_mean_keep_fraction_to_rho():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    gate = FrequencyGate(patch_size=2, keep_ratio=0.25, selection="bernoulli", hidden=16, budget_penalty=20.0)
+    torch.nn.init.zeros_(gate.net[-1].bias)  # start at keep probability 0.5, far from rho = 0.25
+    model = TinyDiT(img_size=8, patch_size=2, width=8, depth=1, heads=2)
+    tr = FaPSTrainer(model, DDIMScheduler(100), gate, total_steps=10**6, reward=lambda pp, idx, t: torch.zeros(len(t)),
+                     policy_lr=1e-2, full_finetune_frac=0.0, generator=g)  # fmt: skip
+    fracs = [tr.train_step(torch.randn(32, 1, 8, 8, generator=g))["keep_frac"] for _ in range(300)]
+    assert fracs[0] > 0.4
+    assert abs(sum(fracs[-50:]) / 50 - 0.25) < 0.05
+
+
+# -- progress reward and Min-SNR weighting -------------------------------------------------------------------
+def test_progress_reward_is_the_probe_loss_decrease_over_a_window():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    model = TinyDiT(img_size=8, patch_size=2, width=16, depth=1, heads=2)
+    gate = FrequencyGate(patch_size=2, keep_ratio=0.5, hidden=16)
+    tr = FaPSTrainer(model, DDIMScheduler(1000), gate, total_steps=10**6, reward="progress", lr=3e-3,
+                     full_finetune_frac=0.0, generator=g)  # fmt: skip
+    x = torch.randn(16, 1, 8, 8, generator=torch.Generator().manual_seed(1)) * 0.1 + 0.5  # easy: a constant image
+    gate_before = [p.detach().clone() for p in gate.parameters()]
+    logs = [tr.train_step(x) for _ in range(10)]
+    assert all(math.isnan(r["reward"]) for r in logs[:9])  # one reward per window of M = 10 steps
+    assert not any(math.isnan(r["policy_loss"]) for r in logs[9:])
+    assert logs[9]["reward"] > 0  # the denoiser learned: the probe loss fell over the window
+    before = tr.probe_loss()
+    logs = [tr.train_step(x) for _ in range(10)]
+    assert logs[-1]["reward"] == pytest.approx(before - tr.probe_loss(), rel=1e-6)
+    # the first window's normalised reward is 0 (nothing to compare with); the second one moves the gate
+    assert any(not torch.equal(a, b) for a, b in zip(gate_before, gate.parameters()))
+
+
+def test_min_snr_weights():
+    m = TinyDiT(img_size=8, patch_size=2, width=16, depth=1, heads=2)
+    s = DDIMScheduler(1000)
+    tr = FaPSTrainer(m, s, None, total_steps=5, loss_weighting="min_snr", min_snr_gamma=5.0)
+    t = torch.tensor([0, 100, 500, 999])
+    a = s.alphas_cumprod[t]
+    snr = a / (1 - a)
+    assert torch.allclose(tr._weights(t), torch.minimum(snr, torch.tensor(5.0)) / snr)
+    assert tr._weights(torch.tensor([999])).item() == pytest.approx(1.0)  # SNR < gamma: weight 1
+    assert tr._weights(torch.tensor([0])).item() < 0.01  # nearly clean: down-weighted
+    assert math.isfinite(tr.train_step(torch.randn(4, 1, 8, 8))["loss"])
+
+
+@pytest.mark.parametrize("selection", ["bernoulli", "topk"])
+def test_importance_weighted_loss_estimates_the_all_patch_mean(selection):
+    """Horvitz-Thompson: E[(1/N) sum_{i in S} l_i / pi_i] = mean_i l_i (exact for Bernoulli; topk uses the
+    Monte Carlo inclusion probabilities, so it only has to beat the plain mean clearly)."""
+    torch.manual_seed(0)
+    gate = FrequencyGate(patch_size=2, keep_ratio=0.5, selection=selection, hidden=16)
+    torch.nn.init.normal_(gate.net[-1].weight, std=2.0)  # a clearly non-uniform gate
+    x = torch.randn(1, 1, 8, 8).expand(4000, -1, -1, -1)
+    t = torch.full((4000,), 300)
+    with torch.no_grad():
+        logits = gate(x[:1], t[:1])[0]
+        d = gate.select(x, t, 0.0, torch.Generator().manual_seed(2), with_inclusion=True)
+    losses = 1.0 + (logits - logits.mean()) / logits.std()  # the gate prefers high-loss patches
+    valid = torch.ones(d.keep_idx.shape) if d.mask is None else d.mask.float()
+    est = (losses[d.keep_idx] * valid / d.inclusion).sum(1) / 16
+    unweighted = (losses[d.keep_idx] * valid).sum(1) / valid.sum(1)
+    err_ht, err_plain = abs(float(est.mean()) - 1.0), abs(float(unweighted.mean()) - 1.0)
+    assert err_plain > 0.1  # the gate's preference biases the plain mean of the kept patches
+    if selection == "bernoulli":
+        assert err_ht < 3 * float(est.std()) / 4000**0.5 + 1e-3
+    else:
+        assert err_ht < 0.25 * err_plain
+
+
+def test_trainer_works_with_a_denoiser_without_keep_mask_for_exact_budgets():
+    """A user's DiT with forward(x_t, t, y, keep_idx) (no keep_mask) works with top-k and baseline gates."""
+
+    class MinimalDiT(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = TinyDiT(img_size=8, patch_size=2, width=16, depth=1, heads=2)
+            self.patch_size = 2
+
+        def forward(self, x_t, t, y=None, keep_idx=None):
+            return self.inner(x_t, t, y, keep_idx)
+
+    g = torch.Generator().manual_seed(0)
+    for gate in (FrequencyGate(patch_size=2, keep_ratio=0.5), RandomPatchGate(2, 0.5)):
+        tr = FaPSTrainer(MinimalDiT(), DDIMScheduler(1000), gate, total_steps=10, generator=g)
+        assert math.isfinite(tr.train_step(torch.randn(4, 1, 8, 8, generator=g))["loss"])

@@ -62,3 +62,27 @@ def test_feature_fd_bad_inputs():
         FeatureFD(nn.Identity()).update(torch.zeros(3, 1, 2, 2), real=True)
     with pytest.raises(TypeError, match="feature_extractor"):
         FeatureFD(None)
+
+
+def test_kernel_distance_is_unbiased_near_zero_for_one_distribution_and_grows_with_a_shift():
+    from icml26.faps import kernel_distance
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(400, 8)), rng.normal(size=(400, 8))
+    same, same_sd = kernel_distance(a, b, n_subsets=50, subset_size=100)
+    assert abs(same) < 3 * same_sd / np.sqrt(50) + 0.02  # unbiased: can be slightly negative
+    shifted, _ = kernel_distance(a, b + 0.5, n_subsets=50, subset_size=100)
+    further, _ = kernel_distance(a, b + 1.0, n_subsets=50, subset_size=100)
+    assert shifted > 10 * abs(same) and further > shifted
+    with pytest.raises(ValueError, match="real and gen"):
+        kernel_distance(a, b[:, :3])
+
+
+def test_feature_fd_compute_kid_uses_the_accumulated_features():
+    torch.manual_seed(0)
+    m = FeatureFD(nn.Flatten())
+    x = torch.randn(300, 1, 2, 2)
+    m.update(x, real=True)
+    m.update(x.flip(0) + 1.0, real=False)
+    kid, sd = m.compute_kid(n_subsets=20, subset_size=50)
+    assert kid > 0 and sd >= 0

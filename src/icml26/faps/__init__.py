@@ -21,7 +21,11 @@ Gumbel-top-k, Plackett-Luce ``log p(S)``              :func:`gumbel_topk`, :func
 denoiser ``eps_theta`` on kept tokens                :class:`TinyDiT` (``keep_idx``)
 REINFORCE + masked DSM loss, EMA, unmasked finetune   :class:`FaPSTrainer` (``train_step``)
 schedule ``abar_t``, ``add_noise``, DDIM             :class:`DDIMScheduler`, :func:`ddim_sample`
-quality (local Fréchet distance, not FID)            :class:`FeatureFD`, :func:`frechet_distance`
+Bernoulli keeps + budget penalty (option)          ``selection="bernoulli"``, :func:`bernoulli_log_prob`
+"progress" reward, Min-SNR-gamma (options)         ``reward="progress"``, ``loss_weighting="min_snr"``
+quality (local FD / KID, never "FID")              :class:`FeatureFD`, :func:`frechet_distance`,
+                                                   :func:`kernel_distance`
+data: digits (A), synthetic spectral set (B)       :func:`digits_tensors`, :func:`spectral_tensors`
 =================================================  ===========================================================
 
 Example::
@@ -35,11 +39,20 @@ Example::
 """
 
 from .baselines import HighFrequencyGate, RandomPatchGate
-from .data import digits_tensors
+from .data import digits_tensors, spectral_tensors
 from .diffusion import DDIMScheduler, SchedulerOutput, ddim_sample
 from .frequency import band_index, dct2, dct_band_energies, dct_matrix, patch_features, patchify, unpatchify
-from .gate import FaPSTrainer, FrequencyGate, GateDecision, gumbel_topk, num_keep, plackett_luce_log_prob
-from .metrics import DigitClassifier, FeatureFD, frechet_distance, train_digit_classifier
+from .gate import (
+    FaPSTrainer,
+    FrequencyGate,
+    GateDecision,
+    bernoulli_log_prob,
+    bernoulli_nonempty,
+    gumbel_topk,
+    num_keep,
+    plackett_luce_log_prob,
+)
+from .metrics import DigitClassifier, FeatureFD, frechet_distance, kernel_distance, train_digit_classifier
 from .model import TinyDiT
 
 __all__ = [
@@ -59,12 +72,16 @@ __all__ = [
     "patch_features",
     "gumbel_topk",
     "plackett_luce_log_prob",
+    "bernoulli_log_prob",
+    "bernoulli_nonempty",
     "num_keep",
     "FeatureFD",
     "frechet_distance",
+    "kernel_distance",
     "DigitClassifier",
     "train_digit_classifier",
     "RandomPatchGate",
     "HighFrequencyGate",
     "digits_tensors",
+    "spectral_tensors",
 ]

@@ -1,12 +1,15 @@
-"""Data: scikit-learn's bundled 8x8 digits as tensors in [-1, 1], optionally upsampled."""
+"""Data: scikit-learn's bundled 8x8 digits as tensors in [-1, 1] (optionally upsampled), and a synthetic
+"spectral" set of smooth blobs plus high-frequency gratings (for the dual-spectral-bias analysis)."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
 from sklearn.datasets import load_digits
 
-__all__ = ["digits_tensors"]
+__all__ = ["digits_tensors", "spectral_tensors"]
 
 
 def digits_tensors(img_size: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
@@ -18,3 +21,48 @@ def digits_tensors(img_size: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
     if img_size != 8:
         x = F.interpolate(x, size=(img_size, img_size), mode="bilinear", align_corners=False).clamp(-1, 1)
     return x, torch.tensor(d.target, dtype=torch.long)
+
+
+def spectral_tensors(
+    n: int, img_size: int = 16, seed: int = 0, patch: int = 4, max_gratings: int = 3
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Synthetic "spectral" images with a controlled spectrum: smooth blobs plus a few high-frequency gratings.
+
+    Each image ``[1, img_size, img_size]`` in ``[-1, 1]`` is ``-0.6 + 1.2 * (sum of 1-2 Gaussian blobs, sigma
+    in [2, 4] px, peak in [0.5, 1])`` (low frequencies) plus ``g in {1 .. max_gratings}`` ``patch x patch``
+    squares (on the patch grid) holding ``0.4 cos(2 pi f (x cos theta + y sin theta) + phi)`` with ``f in [0.35,
+    0.5]`` cycles/pixel and ``theta`` one of 0, 45, 90, 135 degrees (high frequencies), clamped to ``[-1, 1]``.
+    Label ``y = g - 1``.  Deterministic in ``seed``.
+    """
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not isinstance(patch, int) or patch < 2 or img_size % patch:
+        raise ValueError(f"patch must be an integer >= 2 dividing img_size={img_size}, got {patch!r}")
+    if not isinstance(max_gratings, int) or not 1 <= max_gratings <= (img_size // patch) ** 2:
+        raise ValueError(f"max_gratings must lie in [1, {(img_size // patch) ** 2}], got {max_gratings!r}")
+    g = torch.Generator().manual_seed(seed)
+    coords = torch.arange(img_size, dtype=torch.float32)
+    yy, xx = torch.meshgrid(coords, coords, indexing="ij")
+    x = torch.zeros(n, 1, img_size, img_size)
+    labels = torch.zeros(n, dtype=torch.long)
+    cells = (img_size // patch) ** 2
+    for i in range(n):
+        blobs = torch.zeros(img_size, img_size)
+        for _ in range(int(torch.randint(1, 3, (1,), generator=g))):
+            cy, cx = (torch.rand(2, generator=g) * (img_size - 1)).tolist()
+            sigma = 2.0 + 2.0 * float(torch.rand(1, generator=g))
+            peak = 0.5 + 0.5 * float(torch.rand(1, generator=g))
+            blobs = blobs + peak * torch.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * sigma**2))
+        img = -0.6 + 1.2 * blobs.clamp(max=1.0)
+        n_gr = int(torch.randint(1, max_gratings + 1, (1,), generator=g))
+        for cell in torch.randperm(cells, generator=g)[:n_gr].tolist():
+            r, c = divmod(cell, img_size // patch)
+            f = 0.35 + 0.15 * float(torch.rand(1, generator=g))
+            theta = math.pi / 4 * int(torch.randint(0, 4, (1,), generator=g))
+            phi = 2 * math.pi * float(torch.rand(1, generator=g))
+            sl = (slice(r * patch, (r + 1) * patch), slice(c * patch, (c + 1) * patch))
+            wave = torch.cos(2 * math.pi * f * (xx[sl] * math.cos(theta) + yy[sl] * math.sin(theta)) + phi)
+            img[sl] = img[sl] + 0.4 * wave
+        x[i, 0] = img.clamp(-1, 1)
+        labels[i] = n_gr - 1
+    return x, labels

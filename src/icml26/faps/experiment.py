@@ -1,20 +1,24 @@
-"""Reproduction: FaPS vs full training, random patch dropping and a fixed high-frequency gate on digits.
+"""Reproduction: FaPS vs full training, random patch dropping, a fixed high-frequency gate and Min-SNR-5 on digits.
 
 Protocol per seed (all arms share the model initialisation, the data order and the noise draws):
 
 1. **Per-step cost, interleaved.**  One trainer per arm takes single steps in round-robin order
-   (full, FaPS, random, heuristic, full, ...); the median step time per arm gives the cost ratio
-   ``c = t_arm / t_full`` (policy update included for FaPS).  Interleaving exposes every arm to the same CPU
-   contention, so the ratio is fair on a shared machine even when absolute times are not.
+   (full, FaPS, random, heuristic, Min-SNR, then reversed); the median step time per arm gives the cost ratio
+   ``c = t_arm / t_full`` (policy forward and update included for FaPS).  Interleaving exposes every arm to
+   the same CPU contention, so the ratio is fair on a shared machine even when absolute times are not.
 2. **Equal wall-clock budget as step counts.**  The budget is ``budget_steps`` full steps.  A dropping arm
    runs ``floor(budget_steps / ((1 - f) c + f))`` steps, ``f`` = the unmasked fine-tune fraction whose steps
-   cost a full step; so every arm is charged the same time at the measured costs.  (Timing each arm's
-   whole run instead would make the comparison depend on what else the machine was doing.)
+   cost a full step; so every arm is charged the same time at the measured costs.  Min-SNR reweights the loss
+   of a full step (same network work) and gets ``budget_steps``.
 3. Train each arm; FD (Fréchet distance in a local digits classifier's 64-d features; NOT FID) of DDIM
    samples from the EMA weights at half and full budget.  Equal steps: FaPS with ``budget_steps`` steps.
    Limited data: full vs FaPS on ``limited_n`` training images at ``limited_budget_steps``.
-4. Dual spectral bias (full-training arm): per-DCT-band relative error of the x0-prediction on a fixed
-   probe batch over training, and the high-band energy share of x0-predictions at high vs low ``t``.
+4. Dual spectral bias: per-DCT-band relative error of the x0-prediction on a fixed probe batch over training,
+   and the high-band energy share of x0-predictions at high vs low ``t``; judged on the synthetic spectral
+   set (B) (full training for ``spectral_steps``), reported for the digits' full-training arm as well.
+
+The FaPS gate's reward, selection and coefficients (``faps_*``) were chosen on tuning seeds 100 and 101,
+disjoint from the reported seeds (0, 1, 2); docs/faps.md lists what was tried.
 """
 
 from __future__ import annotations
@@ -41,9 +45,9 @@ from icml26.core import (
 )
 
 from .baselines import HighFrequencyGate, RandomPatchGate
-from .data import digits_tensors
+from .data import digits_tensors, spectral_tensors
 from .diffusion import DDIMScheduler, ddim_sample
-from .frequency import band_index, dct2
+from .frequency import band_index, dct2, dct_band_energies, patchify
 from .gate import FaPSTrainer, FrequencyGate
 from .metrics import FeatureFD, train_digit_classifier
 from .model import TinyDiT
@@ -51,26 +55,40 @@ from .model import TinyDiT
 matplotlib.use("Agg")
 
 PROBE_T_MAX = 500  # moderate-noise probe for the per-band error curves (abar_500 ~ 0.5, cosine schedule)
-ARMS = ("full", "faps", "random", "heuristic")
-LABELS = {"full": "full training", "faps": "FaPS", "random": "random drop", "heuristic": "high-freq gate"}
+ARMS = ("full", "faps", "random", "heuristic", "min_snr")
+DROPPING = ("faps", "random", "heuristic")
+LABELS = {
+    "full": "full training", "faps": "FaPS", "random": "random drop", "heuristic": "high-freq gate",
+    "min_snr": "full + Min-SNR-5",
+}  # fmt: skip
+T_GRID = (100, 300, 500, 700, 900)
 
 
 @dataclass(frozen=True)
 class Config:
-    img_size: int = 8  # the digits' native 8x8 (upsampling to 16x16 adds pixels, not information)
+    img_size: int = 16  # digits bilinearly upsampled to 16x16: patch 2 -> 64 tokens
     patch_size: int = 2
     width: int = 48
     depth: int = 3
     heads: int = 4
     batch_size: int = 64
-    lr: float = 1e-3
+    lr: float = 5e-3  # tuned for full training on seed 100 (1e-3: FD 61, 2e-3: 34, 3e-3: 24, 5e-3: 20, 8e-3: 20)
     policy_lr: float = 1e-3
     keep_ratio: float = 0.5
     full_finetune_frac: float = 0.1
     ema: float = 0.999
-    budget_steps: int = 1000  # equal wall-clock budget, in full-training steps
+    # the FaPS gate (chosen on tuning seeds 100-102, disjoint from the reported seeds; see docs/faps.md)
+    faps_selection: str = "topk"
+    faps_reward: str = "progress"
+    faps_entropy_coef: float = 1e-3
+    faps_temperature: float = 1.0
+    faps_importance_weighting: bool = False
+    budget_steps: int = 450  # equal wall-clock budget, in full-training steps
     limited_n: int = 300
-    limited_budget_steps: int = 400
+    limited_budget_steps: int = 200
+    # dual spectral bias on the synthetic spectral set (B): full training, probed along the way
+    spectral_n: int = 1200
+    spectral_steps: int = 250
     n_test: int = 597
     n_samples: int = 300
     n_curve_samples: int = 150
@@ -91,7 +109,8 @@ class Config:
 QUICK = Config(
     img_size=8, width=32, depth=2, heads=2, batch_size=32, budget_steps=40, limited_budget_steps=20, n_samples=100,
     n_curve_samples=60, sample_steps=8, timing_rounds=5, n_probes=4, probe_size=32, clf_epochs=4,
-    speed_img_size=8, speed_width=32, speed_depth=2, speed_batch_size=32, speed_rounds=3,
+    speed_img_size=8, speed_width=32, speed_depth=2, speed_batch_size=32, speed_rounds=3, spectral_n=200,
+    spectral_steps=30,
 )  # fmt: skip
 FULL = Config()
 
@@ -105,10 +124,13 @@ def _data(cfg: Config):
 
 
 def _gate(cfg: Config, arm: str):
-    if arm == "full":
+    if arm in ("full", "min_snr"):
         return None
     if arm == "faps":
-        return FrequencyGate(cfg.patch_size, cfg.n_bands, keep_ratio=cfg.keep_ratio)
+        return FrequencyGate(
+            cfg.patch_size, cfg.n_bands, keep_ratio=cfg.keep_ratio, selection=cfg.faps_selection,
+            temperature=cfg.faps_temperature,
+        )  # fmt: skip
     if arm == "random":
         return RandomPatchGate(cfg.patch_size, cfg.keep_ratio)
     return HighFrequencyGate(cfg.patch_size, cfg.keep_ratio, cfg.n_bands)
@@ -121,6 +143,8 @@ def _trainer(cfg: Config, arm: str, seed: int, total_steps: int) -> FaPSTrainer:
     return FaPSTrainer(
         model, DDIMScheduler(1000), gate, total_steps=total_steps, full_finetune_frac=cfg.full_finetune_frac,
         lr=cfg.lr, policy_lr=cfg.policy_lr, ema=cfg.ema, generator=torch.Generator().manual_seed(seed + 1),
+        reward=cfg.faps_reward, entropy_coef=cfg.faps_entropy_coef, importance_weighting=cfg.faps_importance_weighting,
+        loss_weighting="min_snr" if arm == "min_snr" else "none",
     )  # fmt: skip
 
 
@@ -176,8 +200,10 @@ class _FD(FeatureFD):
 
 
 def _band_masks(cfg: Config) -> torch.Tensor:
+    """``[n_bands + 1, H, W]``: one mask per radial DCT band of the whole image, then the upper half of the bands."""
     idx = band_index(cfg.img_size, cfg.img_size, cfg.n_bands)
-    return torch.stack([(idx == b).float() for b in range(cfg.n_bands)])  # [bands, H, W]
+    masks = [(idx == b).float() for b in range(cfg.n_bands)] + [(idx >= cfg.n_bands // 2).float()]
+    return torch.stack(masks)
 
 
 @torch.no_grad()
@@ -202,8 +228,7 @@ def _high_share(model, sched, x0, y, t_value: int, masks: torch.Tensor, seed: in
     x_t = sched.add_noise(x0, noise, t)
     x0_hat = (x_t - (1 - a).sqrt() * model(x_t, t, y)) / a.sqrt()
     e = dct2(x0_hat[:, 0]).pow(2)
-    per_band = torch.stack([(e * m).sum() for m in masks])
-    return float(per_band[len(masks) // 2 :].sum() / per_band.sum())
+    return float((e * masks[-1]).sum() / e.sum())
 
 
 def _half_time(steps: list[int], err: list[float]) -> float:
@@ -236,21 +261,40 @@ def _train_arm(cfg, arm, seed, steps, x, y, fd, charge, probe=None, masks=None, 
         i = torch.randint(0, len(x), (cfg.batch_size,), generator=g)
         out["losses"].append(tr.train_step(x[i], y[i])["loss"])
     out["train_wall_s"] = time.perf_counter() - t0
-    value, xs = _fd(tr.ema_model, cfg, fd, cfg.n_samples, seed)
-    out["fd"] = value
-    out["curve"].append([steps, charge(steps), value])
-    out["samples"] = xs[:40, 0].numpy().round(3).tolist()
+    if fd is not None:
+        value, xs = _fd(tr.ema_model, cfg, fd, cfg.n_samples, seed)
+        out["fd"] = value
+        out["kid"] = fd.compute_kid(n_subsets=100, subset_size=min(100, cfg.n_samples), seed=seed)[0]
+        out["curve"].append([steps, charge(steps), value])
+        out["samples"] = xs[:40, 0].numpy().round(3).tolist()
     if probe is not None:
-        yb = torch.arange(len(probe[0]["x0"])) % 10
-        xb = probe[0]["x0"]
-        out["high_share_by_t"] = {
-            t: _high_share(tr.ema_model, tr.scheduler, xb, yb, t, masks, seed) for t in (100, 300, 500, 700, 900)
-        }
-        out["high_share_t_high"] = out["high_share_by_t"][900]
-        out["high_share_t_low"] = out["high_share_by_t"][100]
+        yb, xb = probe[0]["y"], probe[0]["x0"]
+        ema, sched = tr.ema_model, tr.scheduler
+        out["high_share_by_t"] = {str(t): _high_share(ema, sched, xb, yb, t, masks, seed) for t in T_GRID}
+        out["high_share_t_high"] = out["high_share_by_t"]["900"]
+        out["high_share_t_low"] = out["high_share_by_t"]["100"]
         e = dct2(xb[:, 0]).pow(2)
-        per_band = torch.stack([(e * m).sum() for m in masks])
-        out["high_share_data"] = float(per_band[len(masks) // 2 :].sum() / per_band.sum())
+        out["high_share_data"] = float((e * masks[-1]).sum() / e.sum())
+    if arm == "faps" and isinstance(tr.gate, FrequencyGate):
+        out["gate_preference"] = _gate_preference(tr.gate, x[:256], masks)
+    return out
+
+
+@torch.no_grad()
+def _gate_preference(gate: FrequencyGate, x0: torch.Tensor, masks: torch.Tensor) -> dict:
+    """What the trained gate prefers: correlation of its logits with each patch's high-band energy share, at
+    low and high t (positive = prefers high-frequency patches), and the spread (sd) of its logits."""
+    p = gate.patch_size
+    b = len(x0)
+    blocks = patchify(x0, p).reshape(b, -1, 1, p, p)
+    e = dct_band_energies(blocks, gate.n_bands).sum(2)
+    share = (e[..., gate.n_bands // 2 :].sum(-1) / e.sum(-1).clamp_min(1e-12)).flatten()
+    out = {}
+    for t in (100, 900):
+        logits = gate(x0, torch.full((b,), t), 1.0).flatten()
+        c = torch.corrcoef(torch.stack([logits, share]))[0, 1]
+        out[f"corr_high_share_t{t}"] = float(c) if torch.isfinite(c) else 0.0
+        out[f"logit_sd_t{t}"] = float(logits.std())
     return out
 
 
@@ -283,7 +327,8 @@ def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
     masks = _band_masks(cfg)
     res = {"cost": cost, "speed": progress.cached(f"seed{seed}-speed", lambda: _speed_ratio(cfg, seed)), "arms": {}}
     for arm in ARMS:
-        steps = cfg.budget_steps if arm == "full" else _budget_steps(cfg.budget_steps, cost["ratio"][arm], ff)
+        # Min-SNR only reweights the loss: same network work as a full step, so the same step count
+        steps = cfg.budget_steps if arm not in DROPPING else _budget_steps(cfg.budget_steps, cost["ratio"][arm], ff)
         charge = _charge(cost, arm, steps, ff)
         curve_at = (steps // 2,)
         res["arms"][arm] = progress.cached(
@@ -306,7 +351,20 @@ def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
             f"seed{seed}-limited-{arm}",
             lambda a=arm, n=n: _train_arm(cfg, a, seed, n, xtr[sub], ytr[sub], fd, _charge(cost, a, n, ff)),
         )
+    res["spectral"] = progress.cached(f"seed{seed}-spectral", lambda: _spectral_run(cfg, seed, masks))
     return res
+
+
+def _spectral_run(cfg: Config, seed: int, masks: torch.Tensor) -> dict:
+    """Full training on the synthetic spectral set (B), probing per-band x0 errors over training and vs t."""
+    x, y = spectral_tensors(cfg.spectral_n, cfg.img_size, seed=0)
+    g = torch.Generator().manual_seed(seed + 31)
+    xp, yp = spectral_tensors(cfg.probe_size, cfg.img_size, seed=10_000 + seed)  # held-out probe images
+    probe = {"x0": xp, "y": yp, "t": torch.randint(0, PROBE_T_MAX, (len(xp),), generator=g),
+             "noise": torch.randn(xp.shape, generator=g)}  # fmt: skip
+    probe_uniform = {**probe, "t": torch.randint(0, 1000, (len(xp),), generator=g)}
+    # stored as "band_errors" (uniform t) and "band_errors_moderate" (t < PROBE_T_MAX, used by the claim)
+    return _train_arm(cfg, "full", seed, cfg.spectral_steps, x, y, None, lambda k: 0.0, (probe_uniform, probe), masks)
 
 
 # -- run ---------------------------------------------------------------------------------------------------
@@ -360,29 +418,51 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
         "(FD ratio FaPS / full <= 1.15)", ("FD(FaPS) / FD(full), equal steps", eq_ratio), threshold=1.15,
         sense="<=",
     ))  # fmt: skip
-    half = {b: [] for b in (0, cfg.n_bands - 1)}
-    half_uniform_t = {b: [] for b in (0, cfg.n_bands - 1)}
+    # Dual spectral bias, judged on the synthetic spectral set (B) as the spec asks: "high" = the upper half of
+    # the DCT bands there (where its gratings put their energy; fixed before the first run on (B)).  The digits
+    # version (lowest vs highest band of the full-training arm) is reported as well.
+    hi_b, top = cfg.n_bands, cfg.n_bands - 1  # mask index of the upper half; the highest single band
+    half = {k: [] for k in ("spectral_low", "spectral_high", "spectral_top", "digits_low", "digits_high")}
+    half_uniform_t = {"digits_low": [], "digits_high": []}
     for r in S:
-        full = r["arms"]["full"]
-        errs = np.asarray(full["band_errors_moderate"])
-        errs_u = np.asarray(full["band_errors"])
-        for b in half:
-            half[b].append(_half_time(full["band_steps"], errs[:, b].tolist()))
-            half_uniform_t[b].append(_half_time(full["band_steps"], errs_u[:, b].tolist()))
+        sp, full = r["spectral"], r["arms"]["full"]
+        e_sp, e_d, e_du = (np.asarray(a) for a in (sp["band_errors_moderate"], full["band_errors_moderate"],
+                                                   full["band_errors"]))  # fmt: skip
+        for key, errs, steps_, b in (
+            ("spectral_low", e_sp, sp["band_steps"], 0), ("spectral_high", e_sp, sp["band_steps"], hi_b),
+            ("spectral_top", e_sp, sp["band_steps"], top), ("digits_low", e_d, full["band_steps"], 0),
+            ("digits_high", e_d, full["band_steps"], top),
+        ):  # fmt: skip
+            half[key].append(_half_time(steps_, errs[:, b].tolist()))
+        half_uniform_t["digits_low"].append(_half_time(full["band_steps"], e_du[:, 0].tolist()))
+        half_uniform_t["digits_high"].append(_half_time(full["band_steps"], e_du[:, top].tolist()))
     rep.add_claim(judge_superiority(
         "dual_spectral_bias_training", "Over training, low-frequency error falls before high-frequency error "
-        "(step at which the lowest DCT band's x0-prediction error, probe t < 500, made half its drop < the "
-        "highest band's)",
-        ("lowest-band half-time (steps)", half[0]), {"highest-band half-time (steps)": half[cfg.n_bands - 1]},
-        higher_is_better=False, test="ttest",
+        "(synthetic spectral set (B): step at which the lowest DCT band's x0-prediction error, probe t < 500, "
+        "made half its drop < that of the upper half of the bands)",
+        ("lowest-band half-time (steps)", half["spectral_low"]),
+        {"upper-bands half-time (steps)": half["spectral_high"]}, higher_is_better=False, test="ttest",
     ))  # fmt: skip
-    hs_hi = [r["arms"]["full"]["high_share_t_high"] for r in S]
-    hs_lo = [r["arms"]["full"]["high_share_t_low"] for r in S]
+    rep.add_claim(judge_superiority(
+        "dual_spectral_bias_training_digits", "Over training, low-frequency error falls before high-frequency "
+        "error (digits, full-training arm: the lowest band's half-time, probe t < 500, < the highest band's; "
+        "reported)", ("lowest-band half-time (steps)", half["digits_low"]),
+        {"highest-band half-time (steps)": half["digits_high"]}, higher_is_better=False, test="ttest",
+    ))  # fmt: skip
+    hs_hi = [r["spectral"]["high_share_t_high"] for r in S]
+    hs_lo = [r["spectral"]["high_share_t_low"] for r in S]
     rep.add_claim(judge_superiority(
         "dual_spectral_bias_timesteps", "Early (high-noise) denoising steps predict low-pass content: the "
-        "high-band energy share of the x0-prediction at t=900 is below that at t=100",
+        "high-band energy share of the x0-prediction at t=900 is below that at t=100 (spectral set (B))",
         ("high-band share at t=900", hs_hi), {"high-band share at t=100": hs_lo}, higher_is_better=False,
         test="ttest",
+    ))  # fmt: skip
+    rep.add_claim(judge_superiority(
+        "dual_spectral_bias_timesteps_digits", "Early (high-noise) denoising steps predict low-pass content: the "
+        "high-band energy share of the x0-prediction at t=900 is below that at t=100 (digits, full-training "
+        "arm; reported)", ("high-band share at t=900", [r["arms"]["full"]["high_share_t_high"] for r in S]),
+        {"high-band share at t=100": [r["arms"]["full"]["high_share_t_low"] for r in S]},
+        higher_is_better=False, test="ttest",
     ))  # fmt: skip
     lim = {a: [r["limited"][a]["fd"] for r in S] for a in ("full", "faps")}
     rep.add_claim(judge_superiority(
@@ -394,7 +474,9 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     rows = []
     for a in ARMS:
         rows.append({
-            "method": LABELS[a], "FD": str(mean_ci(fd[a])), "step cost / full": str(mean_ci(ratio[a])),
+            "method": LABELS[a], "FD": str(mean_ci(fd[a])),
+            "KID (raw)": str(mean_ci([r["arms"][a]["kid"] for r in S])),
+            "step cost / full": str(mean_ci(ratio[a])),
             "steps": str(mean_ci([r["arms"][a]["steps"] for r in S])),
             "train wall s (measured, contended)": str(mean_ci([r["arms"][a]["train_wall_s"] for r in S])),
         })  # fmt: skip
@@ -403,16 +485,21 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     for a in ("full", "faps"):
         rows.append({"method": f"{LABELS[a]}, {cfg.limited_n} images", "FD": str(mean_ci(lim[a])),
                      "steps": str(mean_ci([r["limited"][a]["steps"] for r in S]))})  # fmt: skip
+    lim_wins = sum(f < b for f, b in zip(lim["faps"], lim["full"]))
+    rep.add_note(f"Limited data: FaPS below full training in {lim_wins} of {len(S)} seeds (spec: at least 2 of 3).")
     rep.add_table(
         "fd",
         rows,
         caption=f"Fréchet distance in the local digits classifier's features (lower is "
-        f"better; real train vs real test = {real_vs_real:.3g}); mean ± sd over {len(seeds)} seeds.",
+        f"better; real train vs real test = {real_vs_real:.3g}) and the KID-style kernel distance (cubic kernel on the "
+        f"same unnormalised features, so its scale is arbitrary; mean over 100 subsets of 100); mean ± sd over "
+        f"{len(seeds)} seeds.",
     )
     rep.metrics = {
         "classifier_test_accuracy": clf_acc, "fd_real_train_vs_test": real_vs_real,
         "per_seed": {str(s): _strip(per_seed[s]) for s in seeds}, "band_half_time": half,
-        "band_half_time_uniform_t": half_uniform_t,
+        "band_half_time_uniform_t": half_uniform_t, "limited_faps_wins": lim_wins,
+        "gate_preference": [r["arms"]["faps"].get("gate_preference") for r in S],
     }  # fmt: skip
     _figures(rep, cfg, seeds, S)
     rep.add_note(
@@ -429,6 +516,7 @@ def _strip(r: dict) -> dict:
     return {
         "cost": r["cost"], "speed": r["speed"], "arms": {k: arm(v) for k, v in r["arms"].items()},
         "equal_steps_faps": arm(r["equal_steps_faps"]), "limited": {k: arm(v) for k, v in r["limited"].items()},
+        "spectral": arm(r["spectral"]),
     }  # fmt: skip
 
 
@@ -443,21 +531,39 @@ def _figures(rep: Report, cfg: Config, seeds, S) -> None:
     ax.legend()
     rep.add_figure("fd_vs_wallclock", fig, "FD vs charged wall-clock per method (mean ± sd over seeds).")
 
-    fig = Figure(figsize=(9, 3.5))
-    axes = fig.subplots(1, 2)
-    full = S[0]["arms"]["full"]
-    for ax, key, title in zip(axes, ("band_errors_moderate", "band_errors"), ("probe t < 500", "probe t uniform")):
-        errs = np.asarray(full[key])
+    fig = Figure(figsize=(13, 3.5))
+    axes = fig.subplots(1, 3)
+    panels = (
+        (S[0]["spectral"], "band_errors_moderate", "spectral set (B), probe t < 500 (claim)"),
+        (S[0]["arms"]["full"], "band_errors_moderate", "digits, probe t < 500"),
+        (S[0]["arms"]["full"], "band_errors", "digits, probe t uniform"),
+    )
+    for ax, (run_, key, title) in zip(axes, panels):
+        errs = np.asarray(run_[key])
         for b in range(cfg.n_bands):
-            ax.semilogy(full["band_steps"], errs[:, b], marker="o", label=f"DCT band {b}")
+            ax.semilogy(run_["band_steps"], errs[:, b], marker="o", label=f"DCT band {b}")
+        ax.semilogy(run_["band_steps"], errs[:, cfg.n_bands], "k--", label="upper half of bands")
         ax.set_xlabel("training step (full training)")
         ax.set_ylabel("relative x0-prediction error")
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
     rep.add_figure(
         "band_error_vs_step", fig, f"Per-band relative x0-prediction error over training (band 0 = lowest), "
-        f"seed {seeds[0]}; the claim uses the left panel."
+        f"seed {seeds[0]}."
     )  # fmt: skip
+
+    fig = Figure(figsize=(5, 3.5))
+    ax = fig.subplots()
+    for key, name in (("spectral", "spectral set (B)"), ("digits", "digits")):
+        runs = [r["spectral"] if key == "spectral" else r["arms"]["full"] for r in S]
+        v = np.asarray([[r_["high_share_by_t"][str(t)] for t in T_GRID] for r_ in runs])
+        ax.errorbar(T_GRID, v.mean(0), yerr=v.std(0), marker="o", label=f"{name}: x0-prediction")
+        ax.axhline(np.mean([r_["high_share_data"] for r_ in runs]), ls=":", color=ax.lines[-1].get_color(),
+                   label=f"{name}: data")  # fmt: skip
+    ax.set_xlabel("timestep t")
+    ax.set_ylabel("upper-band share of DCT energy")
+    ax.legend(fontsize=7)
+    rep.add_figure("band_share_vs_t", fig, "High-frequency share of the x0-prediction vs t (mean ± sd over seeds).")
 
     fig = Figure(figsize=(8, 3.6))
     axes = fig.subplots(len(ARMS), 1)

@@ -4,6 +4,12 @@ Selection with an exact budget: keep ``k = ceil(rho N)`` patches by Gumbel-top-k
 which samples ``k`` patches without replacement from ``softmax(l)``.  The ordered selection ``S = (s_1..s_k)``
 has Plackett-Luce log-probability ``log p(S) = sum_j [l_{s_j} - logsumexp(l over patches not yet chosen)]``,
 which REINFORCE differentiates: ``L_psi = -(r - b) log p(S) - c_H H(softmax(l))``.
+
+Option ``selection="bernoulli"``: every patch is kept independently with probability ``sigmoid(l_i)``,
+conditioned on keeping at least one patch; the reward carries a budget penalty
+``-lambda (|S| / N - rho)^2`` and ``log p(S) = sum_i log Bern(s_i; sigmoid(l_i)) - log(1 - prod_i (1 -
+sigmoid(l_i)))``.  The number of kept patches then varies per image; a batch is padded to the largest
+``|S|`` in it and the padding is masked out of attention and loss (so its cost is set by that maximum).
 """
 
 from __future__ import annotations
@@ -26,17 +32,28 @@ __all__ = [
     "GateDecision",
     "gumbel_topk",
     "plackett_luce_log_prob",
+    "bernoulli_log_prob",
+    "bernoulli_nonempty",
     "num_keep",
     "check_keep_ratio",
 ]
 
 
 class GateDecision(NamedTuple):
-    """Kept patch indices ``[B, k]`` (selection order) and, for a stochastic gate, ``log p(S)`` and entropy."""
+    """Kept patch indices ``[B, k]`` and, for a stochastic gate, ``log p(S)`` ``[B]`` and entropy ``[B]``.
+
+    ``mask`` (``BoolTensor[B, k]``, or None when every entry is a kept patch) marks the real entries of a
+    padded ``keep_idx``; ``penalty`` (``[B]`` or None) is subtracted from the policy's reward; ``inclusion``
+    (``[B, k]`` or None) is each listed patch's marginal probability of being kept (for importance weighting;
+    exact for Bernoulli selection, a Monte Carlo estimate for Gumbel-top-k).
+    """
 
     keep_idx: Tensor
     log_prob: Tensor | None = None
     entropy: Tensor | None = None
+    mask: Tensor | None = None
+    penalty: Tensor | None = None
+    inclusion: Tensor | None = None
 
 
 def check_keep_ratio(keep_ratio: float) -> float:
@@ -77,12 +94,51 @@ def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None
     return order[:, :k], plackett_luce_log_prob(logits, order, k)
 
 
+def bernoulli_log_prob(logits: Tensor, keep: Tensor) -> Tensor:
+    """``log p(S | |S| >= 1) = sum_i [s_i log sigmoid(l_i) + (1 - s_i) log sigmoid(-l_i)] - log(1 - prod_i
+    sigmoid(-l_i))`` for boolean keeps ``[B, N]`` (independent Bernoulli keeps conditioned on a non-empty set)."""
+    k = keep.to(logits.dtype)
+    joint = (k * F.logsigmoid(logits) + (1 - k) * F.logsigmoid(-logits)).sum(-1)
+    log_empty = F.logsigmoid(-logits).sum(-1)
+    return joint - torch.log(-torch.expm1(log_empty).clamp(max=-1e-30))
+
+
+def bernoulli_nonempty(logits: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    """Exact sample ``[B, N]`` (bool) of independent ``Bernoulli(sigmoid(l_i))`` keeps conditioned on ``|S| >= 1``.
+
+    Draw the first kept index ``j`` with probability ``prod_{i<j} (1 - p_i) p_j / (1 - prod_i (1 - p_i))``,
+    then keep every ``i > j`` independently with probability ``p_i``.
+    """
+    dev = generator.device if generator is not None else logits.device
+    l = logits.detach()
+    log_first = F.pad(torch.cumsum(F.logsigmoid(-l), -1)[:, :-1], (1, 0)) + F.logsigmoid(l)
+    u = torch.rand(l.shape, generator=generator, device=dev).to(l.device).clamp(1e-20, 1 - 1e-7)
+    gumbel = -torch.log(-torch.log(u))
+    first = (log_first + gumbel).argmax(-1, keepdim=True)  # [B, 1]
+    u = torch.rand(l.shape, generator=generator, device=dev).to(l.device)
+    pos = torch.arange(l.shape[-1], device=l.device)[None]
+    return (pos == first) | ((pos > first) & (u < torch.sigmoid(l)))
+
+
+def _topk_inclusion(logits: Tensor, k: int, idx: Tensor, generator=None, draws: int = 32) -> Tensor:
+    """Monte Carlo estimate of ``P(i in S)`` under Gumbel-top-k for the patches ``idx`` (no closed form exists):
+    the share of ``draws`` extra draws that keep patch ``i``, counting the actual draw (so it is >= 1/(draws+1))."""
+    dev = generator.device if generator is not None else logits.device
+    u = torch.rand((draws, *logits.shape), generator=generator, device=dev).to(logits.device).clamp_(1e-20, 1 - 1e-7)
+    top = (logits[None] - torch.log(-torch.log(u))).topk(k, dim=-1).indices  # [draws, B, k]
+    hits = torch.zeros((draws, *logits.shape), device=logits.device).scatter_(-1, top, 1.0).sum(0)
+    return (hits.gather(1, idx) + 1.0) / (draws + 1)
+
+
 class FrequencyGate(nn.Module):
     """Policy ``pi_psi(keep_i | f_i, t, tau)``: an MLP scores each patch from its DCT band features.
 
     Input per patch: ``f_i`` (``n_bands + 1`` dims, see :func:`~icml26.faps.frequency.patch_features`), a
     ``t_dim``-d sinusoidal embedding of the timestep ``t`` and the training progress ``tau in [0, 1]``.
-    Output: logit ``l_i``; :meth:`select` keeps ``ceil(keep_ratio N)`` patches by Gumbel-top-k.
+    Output: logit ``l_i / temperature``.  :meth:`select` keeps ``ceil(keep_ratio N)`` patches by Gumbel-top-k
+    (``selection="topk"``), or each patch independently with probability ``sigmoid(l_i)`` (``"bernoulli"``;
+    at least one patch; the decision carries the budget penalty ``budget_penalty (|S| / N - keep_ratio)^2``).
+    With ``"bernoulli"`` the output bias starts at ``logit(keep_ratio)`` so the expected budget holds at init.
     """
 
     def __init__(
@@ -93,6 +149,8 @@ class FrequencyGate(nn.Module):
         keep_ratio: float = 0.5,
         selection: str = "topk",
         t_dim: int = 32,
+        temperature: float = 1.0,
+        budget_penalty: float = 10.0,
     ) -> None:
         super().__init__()
         if not isinstance(patch_size, int) or patch_size < 1:
@@ -101,18 +159,23 @@ class FrequencyGate(nn.Module):
             raise ValueError(f"n_bands must be a positive integer, got {n_bands!r}")
         if not isinstance(hidden, int) or hidden < 1:
             raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
-        if selection != "topk":
-            msg = "selection must be 'topk' (exact budget; Bernoulli selection is not implemented)"
-            raise ValueError(f"{msg}, got {selection!r}")
+        if selection not in ("topk", "bernoulli"):
+            raise ValueError(f"selection must be 'topk' or 'bernoulli', got {selection!r}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        if not budget_penalty >= 0:
+            raise ValueError(f"budget_penalty must be >= 0, got {budget_penalty}")
         self.patch_size, self.n_bands, self.t_dim = patch_size, n_bands, t_dim
         self.keep_ratio = check_keep_ratio(keep_ratio)
-        self.selection = selection
+        self.selection, self.temperature, self.budget_penalty = selection, float(temperature), float(budget_penalty)
         self.net = nn.Sequential(
             nn.Linear(n_bands + 1 + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
             nn.Linear(hidden, 1),
         )  # fmt: skip
         nn.init.zeros_(self.net[-1].weight)  # start uniform: every patch equally likely
         nn.init.zeros_(self.net[-1].bias)
+        if selection == "bernoulli" and self.keep_ratio < 1.0:
+            nn.init.constant_(self.net[-1].bias, math.log(self.keep_ratio / (1.0 - self.keep_ratio)))
 
     def forward(self, x0: Tensor, t: Tensor, tau: float = 0.0) -> Tensor:
         """Logits ``[B, N]`` for clean images ``x0 [B, C, H, W]`` at timesteps ``t [B]`` and progress ``tau``."""
@@ -121,29 +184,71 @@ class FrequencyGate(nn.Module):
         b, n, _ = f.shape
         te = timestep_embedding(t.to(x0.device), self.t_dim)[:, None].expand(b, n, -1)
         tau_col = torch.full((b, n, 1), float(tau), device=x0.device)
-        return self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1)
+        return self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1) / self.temperature
 
-    def select(self, x0: Tensor, t: Tensor, tau: float = 0.0, generator: torch.Generator | None = None) -> GateDecision:
+    def select(
+        self,
+        x0: Tensor,
+        t: Tensor,
+        tau: float = 0.0,
+        generator: torch.Generator | None = None,
+        with_inclusion: bool = False,
+    ) -> GateDecision:
+        """Sample the kept patches of every image (see the class docstring); ``log_prob`` keeps its graph.
+
+        ``with_inclusion``: also return the kept patches' inclusion probabilities (a Monte Carlo estimate for
+        top-k, which costs extra draws; always exact and cheap for Bernoulli)."""
         logits = self(x0, t, tau)
-        idx, logp = gumbel_topk(logits, num_keep(self.keep_ratio, logits.shape[1]), generator)
-        ent = -(F.softmax(logits, -1) * F.log_softmax(logits, -1)).sum(-1)
-        return GateDecision(idx, logp, ent)
+        n = logits.shape[1]
+        if self.selection == "topk":
+            k = num_keep(self.keep_ratio, n)
+            idx, logp = gumbel_topk(logits, k, generator)
+            probs = F.softmax(logits, -1)
+            ent = -(probs * F.log_softmax(logits, -1)).sum(-1)
+            incl = _topk_inclusion(logits.detach(), k, idx, generator) if with_inclusion else None
+            return GateDecision(idx, logp, ent, inclusion=incl)
+        keep = bernoulli_nonempty(logits, generator)
+        count = keep.sum(-1)
+        order = torch.argsort(keep.to(torch.int8), dim=-1, descending=True, stable=True)  # kept patches first
+        k_max = int(count.max())
+        mask = torch.arange(k_max, device=keep.device)[None] < count[:, None]
+        p = torch.sigmoid(logits)
+        ent = -(p * F.logsigmoid(logits) + (1 - p) * F.logsigmoid(-logits)).sum(-1)
+        penalty = self.budget_penalty * (count.to(logits.dtype) / n - self.keep_ratio) ** 2
+        idx = order[:, :k_max]
+        p_empty = torch.exp(F.logsigmoid(-logits.detach()).sum(-1, keepdim=True))
+        incl = (p.detach() / (1 - p_empty).clamp_min(1e-12)).gather(1, idx).clamp(max=1.0)  # P(i in S | S nonempty)
+        return GateDecision(idx, bernoulli_log_prob(logits, keep), ent, mask, penalty.detach(), incl)
 
 
 class FaPSTrainer:
     """Train a denoiser on the patches a gate selects; train a stochastic gate by REINFORCE.
 
     One :meth:`train_step`: draw ``t ~ U{0..T-1}``, ``eps ~ N(0, I)``, ``x_t = scheduler.add_noise(x0, eps, t)``;
-    the gate picks ``k`` patches from ``x0``'s frequency content; the denoiser sees only those tokens and is
-    trained on ``L_theta = mean_{i in S} ||eps_hat_i - eps_i||^2`` (AdamW); its EMA copy (``ema_model``) is kept
-    for sampling.  For a stochastic gate (``decision.log_prob`` set) the reward per sample is, by default
-    (``reward="signal"``), the mean kept-patch loss (patches that still carry learning signal), normalised by
-    running mean/std; the advantage subtracts a running baseline per timestep bin (valid: it does not depend
-    on the action), and ``L_psi = -(r - b) log p(S) - entropy_coef H`` is minimised with Adam.  During the
-    last ``full_finetune_frac`` of ``total_steps`` every patch is used (closing the train/test gap).
-    ``gate=None`` or ``keep_ratio=1`` is plain full training.
+    the gate picks patches from ``x0``'s frequency content; the denoiser sees only those tokens and is trained
+    on ``L_theta = mean_{i in S} w_t ||eps_hat_i - eps_i||^2`` (AdamW; ``w_t = 1``, or with
+    ``loss_weighting="min_snr"`` the Min-SNR-gamma weight ``w_t = min(SNR_t, gamma) / SNR_t``,
+    ``SNR_t = abar_t / (1 - abar_t)``); its EMA copy (``ema_model``) is kept for sampling.  With
+    ``importance_weighting=True`` a gate that reports inclusion probabilities ``pi_i`` is corrected for its
+    preferences: the per-image loss becomes the Horvitz-Thompson estimate of the all-patch mean,
+    ``(1/N) sum_{i in S} ||eps_hat_i - eps_i||^2 / max(pi_i, min_inclusion)``.  During the last
+    ``full_finetune_frac`` of ``total_steps`` every patch is used (closing the train/test gap).  ``gate=None``
+    or ``keep_ratio=1`` is plain full training.
 
-    ``reward`` may also be a callable ``(per_patch_loss [B, k], keep_idx [B, k], t [B]) -> [B]``.
+    Gate rewards (for a stochastic gate, i.e. ``decision.log_prob`` set):
+
+    * ``"signal"`` (default): per sample, the mean (unweighted) kept-patch loss -- patches that still carry
+      learning signal -- normalised by running mean/std (``baseline_beta``); the advantage subtracts a running
+      baseline per timestep bin (it does not depend on the action, so the gradient stays unbiased); the gate
+      is updated every step with ``L_psi = -(r - b) log p(S) - entropy_coef H`` (Adam).
+    * ``"progress"``: every ``progress_every`` (M) steps, the full-image loss of the current denoiser on a fixed
+      probe batch (the first batch seen, with fixed ``t`` and noise) is compared with its value M steps
+      earlier; the decrease ``r`` (normalised by a running mean/std over windows) is shared by all actions of
+      those M steps: ``L_psi = -(r - b) sum_steps mean_batch log p(S) - entropy_coef H``, one gate update per
+      window.
+    * a callable ``(per_patch_loss [B, k], keep_idx [B, k], t [B]) -> [B]`` used like ``"signal"``.
+
+    A Bernoulli gate's budget penalty (``decision.penalty``) is subtracted from the normalised reward.
     """
 
     def __init__(
@@ -162,6 +267,11 @@ class FaPSTrainer:
         entropy_coef: float = 1e-3,
         baseline_beta: float = 0.9,
         baseline_bins: int = 10,
+        loss_weighting: str = "none",
+        min_snr_gamma: float = 5.0,
+        progress_every: int = 10,
+        importance_weighting: bool = False,
+        min_inclusion: float = 0.1,
         generator: torch.Generator | None = None,
     ) -> None:
         if not isinstance(total_steps, int) or total_steps < 1:
@@ -172,14 +282,22 @@ class FaPSTrainer:
             raise ValueError(f"ema must lie in [0, 1), got {ema}")
         if not 0.0 <= baseline_beta < 1.0:
             raise ValueError(f"baseline_beta must lie in [0, 1), got {baseline_beta}")
-        for name, v in (("lr", lr), ("policy_lr", policy_lr)):
+        for name, v in (("lr", lr), ("policy_lr", policy_lr), ("min_snr_gamma", min_snr_gamma)):
             if not v > 0:
                 raise ValueError(f"{name} must be > 0, got {v}")
-        if not (reward == "signal" or callable(reward)):
-            raise ValueError(f"reward must be 'signal' or a callable, got {reward!r}")
+        if not (reward in ("signal", "progress") or callable(reward)):
+            raise ValueError(f"reward must be 'signal', 'progress' or a callable, got {reward!r}")
+        if loss_weighting not in ("none", "min_snr"):
+            raise ValueError(f"loss_weighting must be 'none' or 'min_snr', got {loss_weighting!r}")
+        if not 0.0 < min_inclusion <= 1.0:
+            raise ValueError(f"min_inclusion must lie in (0, 1], got {min_inclusion}")
+        if not isinstance(progress_every, int) or progress_every < 1:
+            raise ValueError(f"progress_every must be a positive integer, got {progress_every!r}")
         self.denoiser, self.scheduler, self.gate = denoiser, scheduler, gate
         self.total_steps, self.reward, self.full_finetune_frac = total_steps, reward, full_finetune_frac
         self.ema, self.entropy_coef, self.baseline_beta = ema, entropy_coef, baseline_beta
+        self.loss_weighting, self.min_snr_gamma, self.progress_every = loss_weighting, min_snr_gamma, progress_every
+        self.importance_weighting, self.min_inclusion = bool(importance_weighting), float(min_inclusion)
         self.generator = generator
         self.patch_size = denoiser.patch_size
         self.opt = torch.optim.AdamW(denoiser.parameters(), lr=lr, weight_decay=weight_decay)
@@ -190,6 +308,9 @@ class FaPSTrainer:
         self._r_mean, self._r_var = None, None
         self._baseline = torch.zeros(baseline_bins)
         self._baseline_seen = torch.zeros(baseline_bins, dtype=torch.bool)
+        self._probe: dict | None = None  # "progress" reward: fixed probe batch and the window's actions
+        self._window: list[GateDecision] = []
+        self._probe_loss: float | None = None
 
     @property
     def in_finetune(self) -> bool:
@@ -198,16 +319,32 @@ class FaPSTrainer:
     def _uses_all_patches(self) -> bool:
         return self.gate is None or self.gate.keep_ratio >= 1.0 or self.in_finetune
 
+    def _n_patches(self, x0: Tensor) -> int:
+        """Number of patches ``N`` of an image batch ``x0``."""
+        return (x0.shape[-2] // self.patch_size) * (x0.shape[-1] // self.patch_size)
+
+    def _weights(self, t: Tensor) -> Tensor:
+        """Per-sample loss weight ``w_t`` (1, or Min-SNR-gamma for eps-prediction)."""
+        if self.loss_weighting == "none":
+            return torch.ones(t.shape, device=t.device)
+        a = self.scheduler.alphas_cumprod.to(t.device)[t.long()].float()
+        snr = a / (1 - a).clamp_min(1e-12)
+        return snr.clamp(max=self.min_snr_gamma) / snr.clamp_min(1e-12)
+
     def train_step(self, x0: Tensor, y: Tensor | None = None) -> dict:
-        """One denoiser update (and one gate update for a stochastic gate).
+        """One denoiser update (and, for a stochastic gate, a gate update or, with ``"progress"``, one action).
 
         Returns ``dict(loss, policy_loss, keep_frac, reward)`` as floats (``policy_loss`` and ``reward`` are NaN
-        when the gate was not updated)."""
+        when the gate was not updated in this step).  ``loss`` is the (weighted) training loss; ``keep_frac``
+        is the mean fraction of patches kept."""
         if x0.dim() != 4:
             raise ValueError(f"x0 must have shape [B, C, H, W], got {tuple(x0.shape)}")
         b = x0.shape[0]
         T = self.scheduler.config.num_train_timesteps
         tau = min(self.step_ / self.total_steps, 1.0)
+        if self.reward == "progress" and self._probe is None:
+            self._set_probe(x0, y)
+            self._probe_loss = self.probe_loss()  # before any update
         dev = self.generator.device if self.generator is not None else x0.device  # draw where the generator lives
         t = torch.randint(0, T, (b,), generator=self.generator, device=dev).to(x0.device)
         noise = torch.randn(x0.shape, generator=self.generator, device=dev).to(x0)
@@ -218,44 +355,70 @@ class FaPSTrainer:
             pred = patchify(self.denoiser(x_t, t, y), self.patch_size)
             target = patchify(noise, self.patch_size)
         else:
-            decision = self.gate.select(x0, t, tau, generator=self.generator)
-            pred = self.denoiser(x_t, t, y, decision.keep_idx)
+            kw = {"with_inclusion": True} if self.importance_weighting else {}
+            decision = self.gate.select(x0, t, tau, generator=self.generator, **kw)
+            if decision.mask is None:  # a denoiser only needs keep_mask for variable budgets (Bernoulli)
+                pred = self.denoiser(x_t, t, y, decision.keep_idx)
+            else:
+                pred = self.denoiser(x_t, t, y, decision.keep_idx, keep_mask=decision.mask)
             target = patchify(noise, self.patch_size).gather(
                 1, decision.keep_idx[..., None].expand(-1, -1, pred.shape[-1])
             )
         per_patch = (pred - target).pow(2).mean(-1)  # [B, k]
-        loss = per_patch.mean()
+        valid = torch.ones_like(per_patch) if decision is None or decision.mask is None else decision.mask.to(per_patch)
+        per_sample = (per_patch * valid).sum(1) / valid.sum(1)
+        train_loss = per_sample
+        if self.importance_weighting and decision is not None and decision.inclusion is not None:
+            n_all = self._n_patches(x0)
+            train_loss = (per_patch * valid / decision.inclusion.clamp_min(self.min_inclusion)).sum(1) / n_all
+        loss = (self._weights(t) * train_loss).mean()
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
         self._update_ema()
         policy_loss = reward_mean = float("nan")
-        if decision is not None and decision.log_prob is not None and self.policy_opt is not None:
-            policy_loss, reward_mean = self._policy_step(per_patch.detach(), decision, t)
+        stochastic = decision is not None and decision.log_prob is not None and self.policy_opt is not None
+        if stochastic and self.reward == "progress":
+            self._window.append(decision)
+        elif stochastic:
+            if self.reward == "signal":
+                raw = per_sample.detach()
+            else:
+                raw = self.reward(per_patch.detach(), decision.keep_idx, t).detach()
+            policy_loss, reward_mean = self._policy_step(raw.detach().reshape(-1), decision, t)
         self.step_ += 1
-        keep_frac = per_patch.shape[1] / patchify(x0[:1], self.patch_size).shape[1]
+        if self.reward == "progress" and self.policy_opt is not None and self.step_ % self.progress_every == 0:
+            policy_loss, reward_mean = self._progress_step()
+        n = patchify(x0[:1], self.patch_size).shape[1]
+        keep_frac = float(valid.sum(1).mean()) / n
         return {"loss": float(loss.detach()), "policy_loss": policy_loss, "keep_frac": keep_frac, "reward": reward_mean}
 
-    def _policy_step(self, per_patch: Tensor, decision: GateDecision, t: Tensor) -> tuple[float, float]:
-        if self.reward == "signal":
-            raw = per_patch.mean(1)
-        else:
-            raw = self.reward(per_patch, decision.keep_idx, t).detach().reshape(-1)
+    def _normalise(self, raw: Tensor) -> Tensor:
+        """``(raw - m) / s`` with running mean ``m`` and variance ``s^2`` (EMA with ``baseline_beta``)."""
         beta = self.baseline_beta
-        m, v = float(raw.mean()), float(raw.var(unbiased=False)) if raw.numel() > 1 else 0.0
+        m = float(raw.mean())
+        v = float(raw.var(unbiased=False)) if raw.numel() > 1 else 0.0
         if self._r_mean is None:
             self._r_mean, self._r_var = m, v
         else:
+            if raw.numel() == 1:  # one reward per update ("progress"): its spread is across updates
+                v = (m - self._r_mean) ** 2
             self._r_mean = beta * self._r_mean + (1 - beta) * m
             self._r_var = beta * self._r_var + (1 - beta) * v
-        r = (raw - self._r_mean) / math.sqrt(self._r_var + 1e-8)
+        return (raw - self._r_mean) / math.sqrt(self._r_var + 1e-8)
+
+    def _policy_step(self, raw: Tensor, decision: GateDecision, t: Tensor) -> tuple[float, float]:
+        beta = self.baseline_beta
+        r = self._normalise(raw).cpu()
+        if decision.penalty is not None:
+            r = r - decision.penalty.cpu()
         bins = (t.cpu() * len(self._baseline) // self.scheduler.config.num_train_timesteps).clamp(
             max=len(self._baseline) - 1
         )
-        adv = r.cpu() - torch.where(self._baseline_seen[bins], self._baseline[bins], torch.zeros_like(r.cpu()))
+        adv = r - torch.where(self._baseline_seen[bins], self._baseline[bins], torch.zeros_like(r))
         for j in bins.unique():
             sel = bins == j
-            rm = float(r.cpu()[sel].mean())
+            rm = float(r[sel].mean())
             self._baseline[j] = beta * self._baseline[j] + (1 - beta) * rm if self._baseline_seen[j] else rm
             self._baseline_seen[j] = True
         adv = adv.to(decision.log_prob.device)
@@ -264,6 +427,49 @@ class FaPSTrainer:
         loss.backward()
         self.policy_opt.step()
         return float(loss.detach()), float(raw.mean())
+
+    def _set_probe(self, x0: Tensor, y: Tensor | None) -> None:
+        g = torch.Generator().manual_seed(1234)
+        T = self.scheduler.config.num_train_timesteps
+        t = torch.randint(0, T, (len(x0),), generator=g).to(x0.device)
+        noise = torch.randn(x0.shape, generator=g).to(x0)
+        x0, y = x0.detach().clone(), None if y is None else y.clone()
+        self._probe = {"x_t": self.scheduler.add_noise(x0, noise, t), "t": t, "y": y, "noise": noise}
+
+    @torch.no_grad()
+    def probe_loss(self) -> float:
+        """Full-image (weighted) loss of the current denoiser on the fixed probe batch (``reward="progress"``)."""
+        if self._probe is None:
+            raise ValueError("no probe batch yet: probe_loss needs reward='progress' and one train_step")
+        pb = self._probe
+        was = self.denoiser.training
+        err = (self.denoiser.eval()(pb["x_t"], pb["t"], pb["y"]) - pb["noise"]).pow(2).flatten(1).mean(1)
+        self.denoiser.train(was)
+        return float((self._weights(pb["t"]) * err).mean())
+
+    def _progress_step(self) -> tuple[float, float]:
+        """End of a window of M steps: reward = probe-loss decrease, shared by the window's actions."""
+        before, after = self._probe_loss, self.probe_loss()
+        self._probe_loss = after
+        window, self._window = self._window, []
+        if not window:
+            return float("nan"), before - after
+        raw = torch.tensor([before - after])
+        r = float(self._normalise(raw)[0])
+        adv = r - (self._baseline[0] if self._baseline_seen[0] else 0.0)
+        b0 = float(self._baseline[0])
+        self._baseline[0] = self.baseline_beta * b0 + (1 - self.baseline_beta) * r if self._baseline_seen[0] else r
+        self._baseline_seen[0] = True
+        pg = sum(
+            ((float(adv) - (0.0 if d.penalty is None else d.penalty.to(d.log_prob))) * d.log_prob).mean()
+            for d in window
+        )
+        ent = sum(d.entropy.mean() for d in window) / len(window)
+        loss = -pg - self.entropy_coef * ent
+        self.policy_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.policy_opt.step()
+        return float(loss.detach()), before - after
 
     @torch.no_grad()
     def _update_ema(self) -> None:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from scipy import linalg
 from torch import Tensor, nn
 
-__all__ = ["frechet_distance", "FeatureFD", "DigitClassifier", "train_digit_classifier"]
+__all__ = ["frechet_distance", "kernel_distance", "FeatureFD", "DigitClassifier", "train_digit_classifier"]
 
 
 def frechet_distance(mu1: np.ndarray, cov1: np.ndarray, mu2: np.ndarray, cov2: np.ndarray) -> float:
@@ -29,6 +29,29 @@ def frechet_distance(mu1: np.ndarray, cov1: np.ndarray, mu2: np.ndarray, cov2: n
         covmean = linalg.sqrtm((cov1 + off) @ (cov2 + off))
     covmean = np.real(covmean)
     return float(max(np.sum((mu1 - mu2) ** 2) + np.trace(cov1) + np.trace(cov2) - 2.0 * np.trace(covmean), 0.0))
+
+
+def kernel_distance(
+    real: np.ndarray, gen: np.ndarray, n_subsets: int = 100, subset_size: int = 100, seed: int = 0
+) -> tuple[float, float]:
+    """KID-style kernel distance: mean and sd over ``n_subsets`` random subsets of the unbiased ``MMD^2`` with
+    the cubic polynomial kernel ``k(a, b) = (a . b / d + 1)^3`` (Binkowski et al. 2018), on feature rows."""
+    real, gen = np.asarray(real, float), np.asarray(gen, float)
+    if real.ndim != 2 or gen.ndim != 2 or real.shape[1] != gen.shape[1]:
+        raise ValueError(f"real and gen must be [n, d] feature arrays with equal d, got {real.shape}, {gen.shape}")
+    m = min(subset_size, len(real), len(gen))
+    if m < 2:
+        raise ValueError(f"kernel_distance needs at least 2 rows in each set, got {len(real)} and {len(gen)}")
+    d = real.shape[1]
+    rng = np.random.default_rng(seed)
+    vals = []
+    for _ in range(n_subsets):
+        a = real[rng.choice(len(real), m, replace=False)]
+        b = gen[rng.choice(len(gen), m, replace=False)]
+        kaa, kbb, kab = ((a @ a.T) / d + 1) ** 3, ((b @ b.T) / d + 1) ** 3, ((a @ b.T) / d + 1) ** 3
+        off = (kaa.sum() - np.trace(kaa) + kbb.sum() - np.trace(kbb)) / (m * (m - 1))
+        vals.append(off - 2 * kab.mean())
+    return float(np.mean(vals)), float(np.std(vals))
 
 
 class FeatureFD:
@@ -65,6 +88,14 @@ class FeatureFD:
             raise ValueError("FeatureFD needs at least 2 real and 2 generated samples; call update() first")
         r, g = (np.concatenate(self._feats[k]) for k in (True, False))
         return frechet_distance(r.mean(0), np.cov(r, rowvar=False), g.mean(0), np.cov(g, rowvar=False))
+
+    def compute_kid(self, n_subsets: int = 100, subset_size: int = 100, seed: int = 0) -> tuple[float, float]:
+        """Kernel distance (KID-style, see :func:`kernel_distance`) between the accumulated real and generated
+        features: ``(mean, sd)`` over subsets."""
+        if any(sum(len(a) for a in self._feats[k]) < 2 for k in (True, False)):
+            raise ValueError("compute_kid needs at least 2 real and 2 generated samples; call update() first")
+        r, g = (np.concatenate(self._feats[k]) for k in (True, False))
+        return kernel_distance(r, g, n_subsets, subset_size, seed)
 
 
 class DigitClassifier(nn.Module):

@@ -55,12 +55,12 @@ class _Block(nn.Module):
         nn.init.zeros_(self.ada[1].weight)  # adaLN-Zero: every block starts as the identity
         nn.init.zeros_(self.ada[1].bias)
 
-    def forward(self, x: Tensor, c: Tensor) -> Tensor:
+    def forward(self, x: Tensor, c: Tensor, attn_mask: Tensor | None = None) -> Tensor:
         s1, g1, a1, s2, g2, a2 = self.ada(c).chunk(6, dim=-1)
         b, n, w = x.shape
         h = _modulate(self.norm1(x), s1, g1)
         q, k, v = self.qkv(h).reshape(b, n, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
-        h = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, w)
+        h = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask).transpose(1, 2).reshape(b, n, w)
         x = x + a1[:, None] * self.proj(h)
         return x + a2[:, None] * self.mlp(_modulate(self.norm2(x), s2, g2))
 
@@ -116,11 +116,21 @@ class TinyDiT(nn.Module):
             nn.init.zeros_(m.weight)
             nn.init.zeros_(m.bias)
 
-    def forward(self, x_t: Tensor, t: Tensor, y: Tensor | None = None, keep_idx: Tensor | None = None) -> Tensor:
+    def forward(
+        self,
+        x_t: Tensor,
+        t: Tensor,
+        y: Tensor | None = None,
+        keep_idx: Tensor | None = None,
+        keep_mask: Tensor | None = None,
+    ) -> Tensor:
         """Predict ``eps``: images ``[B, C, H, W]`` if ``keep_idx`` is None, else kept tokens ``[B, k, C p p]``.
 
         ``t``: timesteps ``[B]`` (or a scalar); ``y``: labels ``[B]`` or None (null class); ``keep_idx``:
         ``LongTensor[B, k]`` of token indices in ``[0, N)`` (row-major patches, see :func:`patchify`).
+        ``keep_mask``: optional ``BoolTensor[B, k]`` for a variable number of kept patches per image (padded
+        ``keep_idx``): tokens with ``False`` are not attended to (their own outputs are meaningless); every row
+        needs at least one ``True``.
         """
         b, c, h, w = x_t.shape
         if (c, h, w) != (self.in_ch, self.img_size, self.img_size):
@@ -139,9 +149,16 @@ class TinyDiT(nn.Module):
             if keep_idx.numel() and (int(keep_idx.min()) < 0 or int(keep_idx.max()) >= self.num_patches):
                 raise ValueError(f"keep_idx entries must lie in [0, {self.num_patches}), got out-of-range values")
             tokens = tokens.gather(1, keep_idx[..., None].expand(-1, -1, self.width))
+        attn_mask = None
+        if keep_mask is not None:
+            if keep_idx is None or keep_mask.shape != keep_idx.shape or keep_mask.dtype != torch.bool:
+                raise ValueError("keep_mask must be a BoolTensor shaped like keep_idx (and keep_idx must be given)")
+            if not bool(keep_mask.any(1).all()):
+                raise ValueError("keep_mask must keep at least one token per image")
+            attn_mask = keep_mask[:, None, None, :]  # [B, 1 (heads), 1 (queries), k (keys)]
         cond = self.t_mlp(timestep_embedding(t, self.width)) + self.y_emb(y)
         for blk in self.blocks:
-            tokens = blk(tokens, cond)
+            tokens = blk(tokens, cond, attn_mask)
         shift, scale = self.head_ada(cond).chunk(2, dim=-1)
         out = self.head(_modulate(self.norm(tokens), shift, scale))
         if keep_idx is not None:
