@@ -19,6 +19,7 @@ CLAIMS = {
     "cost_params",
     "cost_fit_time",
     "sanity_full_model_fq",
+    "memorisation_hurts_cg_more",
 }
 
 
@@ -36,7 +37,8 @@ def test_quick_preset_end_to_end(tmp_path):
         for row in m["per_seed"]:
             assert 0.0 <= row[rule]["T3"]["forget_quality"] <= 1.0 and 0.0 <= row[rule]["T3"]["model_utility"] <= 1.0
     assert 0.0 < m["value_token_prob"]["full_on_forget"] <= 1.0
-    for name in ("tofu_scatter.png", "toy_temperature.png", "report.md"):
+    assert set(m["memorisation_sweep"]["value_token_prob"]) == {"150", "250"}  # the snapshot and the final model
+    for name in ("tofu_scatter.png", "toy_temperature.png", "memorisation_sweep.png", "report.md"):
         assert (run_dir / name).exists()
 
 
