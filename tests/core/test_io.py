@@ -132,3 +132,27 @@ def test_artifact_dir_is_handed_to_run_and_survives_the_run(tmp_path, toy_experi
     d = run_experiment("toy", preset="quick", out=tmp_path)
     assert (tmp_path / "toy" / ".artifacts" / "model.pt").read_bytes() == b"weights"
     assert latest_run(tmp_path, "toy") == d  # the hidden folder is never mistaken for a run
+
+
+def test_checkpoint_builds_once_per_config_then_loads(tmp_path):
+    import torch
+
+    from icml26.core import Progress
+
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"model": {"w": torch.arange(3.0)}, "seconds": 1.5, "snapshots": {10: {"w": torch.zeros(2)}}}
+
+    p = Progress(artifact_dir=tmp_path / "art")
+    first = p.checkpoint("lm-full", {"steps": 5}, build)
+    again = Progress(artifact_dir=tmp_path / "art").checkpoint("lm-full", {"steps": 5}, build)
+    assert len(calls) == 1 and torch.equal(again["model"]["w"], first["model"]["w"]) and again["seconds"] == 1.5
+    assert torch.equal(again["snapshots"][10]["w"], torch.zeros(2))
+    p.checkpoint("lm-full", {"steps": 6}, build)  # another config is another artifact
+    assert len(calls) == 2 and len(list((tmp_path / "art").glob("lm-full-*.pt"))) == 2
+    Progress().checkpoint("lm-full", {"steps": 5}, build)  # no artifact folder: always built
+    assert len(calls) == 3
+    with pytest.raises(ValueError, match="name must be"):
+        p.checkpoint("a/b", {}, build)

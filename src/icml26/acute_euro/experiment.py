@@ -18,9 +18,6 @@ and a test split.
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import time
 from dataclasses import asdict, dataclass
 
@@ -35,7 +32,6 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from icml26.core import (
     Experiment,
     Report,
-    atomic_write_bytes,
     judge_every,
     judge_superiority,
     judge_threshold,
@@ -145,12 +141,6 @@ def _digits_outputs(cfg: Config) -> dict[str, dict]:
     return {"digits": d}
 
 
-def _lm_key(cfg: Config) -> str:
-    fields = {k: v for k, v in asdict(cfg).items() if k.startswith("lm_") or k in ("n_entities", "data_seed")}
-    text = json.dumps(fields, sort_keys=True) + torch.__version__
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def _train_or_load_lm(cfg: Config, progress):
     from icml26.core.facts import DEFAULT_TOOLS, make_fact_world, training_corpus
     from icml26.core.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
@@ -160,15 +150,9 @@ def _train_or_load_lm(cfg: Config, progress):
     model = TinyLM(
         TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=cfg.lm_embd, block_size=40)
     )
-    ckpt = None
-    if progress.artifact_dir is not None:  # kept across runs: reruns skip LM training
-        ckpt = progress.artifact_dir / f"tinylm-{_lm_key(cfg)}.pt"
-    info = {}
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-        model.load_state_dict(state["model"])
-        info = {"lm_train_s": float(state["train_s"]), "lm_final_loss": float(state["loss"]), "lm_cached": True}
-    else:
+    trained = []
+
+    def train() -> dict:
         corpus = training_corpus(world, DEFAULT_TOOLS, seed=cfg.data_seed)
         if cfg.lm_bucketed:
             batches = length_bucketed_batches(
@@ -181,13 +165,16 @@ def _train_or_load_lm(cfg: Config, progress):
         losses = train_lm(
             model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id, batch_size=cfg.lm_batch
         )
-        train_s = time.perf_counter() - t0
-        loss = float(np.mean(losses[-50:]))
-        info = {"lm_train_s": train_s, "lm_final_loss": loss, "lm_cached": False, "corpus_texts": len(corpus)}
-        if ckpt is not None:
-            buf = io.BytesIO()
-            torch.save({"model": model.state_dict(), "train_s": train_s, "loss": loss}, buf)
-            atomic_write_bytes(ckpt, buf.getvalue())
+        trained.append(len(corpus))
+        return {"model": model.state_dict(), "train_s": time.perf_counter() - t0, "loss": float(np.mean(losses[-50:]))}
+
+    # kept across runs in out/acute_euro/.artifacts: reruns skip LM training
+    key = {k: v for k, v in asdict(cfg).items() if k.startswith("lm_") or k in ("n_entities", "data_seed")}
+    state = progress.checkpoint("tinylm", {**key, "torch": torch.__version__}, train)
+    model.load_state_dict(state["model"])
+    info = {"lm_train_s": float(state["train_s"]), "lm_final_loss": float(state["loss"]), "lm_cached": not trained}
+    if trained:
+        info["corpus_texts"] = trained[0]
     model.eval()
     info["lm_parameters"] = int(sum(p.numel() for p in model.parameters()))
     info["vocab_size"] = len(tok)

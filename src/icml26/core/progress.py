@@ -8,12 +8,14 @@ config) finished it, and otherwise computes it and stores it atomically.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .io import atomic_write_text, to_jsonable
+from .io import atomic_write_bytes, atomic_write_text, to_jsonable
 
 __all__ = ["Progress"]
 
@@ -88,3 +90,29 @@ class Progress:
             atomic_write_text(self._path(key), text)
         self._memory[key] = value
         return value
+
+    # -- trained artifacts ---------------------------------------------------------------------------------
+    def checkpoint(self, name: str, config: Mapping[str, Any], build: Callable[[], dict]) -> dict:
+        """A trained artifact kept across runs: ``artifact_dir / f"{name}-{hash(config)}.pt"``.
+
+        If that file exists its payload is loaded (``torch.load``, tensors and plain data only); otherwise
+        ``build()`` is called and its payload (a dict of tensors, numbers, strings and dicts of those, e.g.
+        ``{"model": model.state_dict(), "train_seconds": s}``) is stored atomically before being returned.
+        ``config`` should hold everything that changes the artifact.  With no ``artifact_dir``, ``build()``
+        runs every time.
+        """
+        if not name or any(c in name for c in "/\\") or name.startswith("."):
+            raise ValueError(f"name must be a non-empty file-name-safe string, got {name!r}")
+        if self.artifact_dir is None:
+            return build()
+        import torch
+
+        key = hashlib.sha256(json.dumps(to_jsonable(dict(config)), sort_keys=True).encode()).hexdigest()[:16]
+        path = self.artifact_dir / f"{name}-{key}.pt"
+        if path.exists():
+            return torch.load(path, map_location="cpu", weights_only=True)
+        payload = build()
+        buf = io.BytesIO()
+        torch.save(payload, buf)
+        atomic_write_bytes(path, buf.getvalue())
+        return payload

@@ -15,9 +15,6 @@ initialisation and the minibatch order.
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -32,7 +29,6 @@ from matplotlib.figure import Figure
 from icml26.core import (
     Experiment,
     Report,
-    atomic_write_bytes,
     judge_every,
     judge_k_of_n,
     judge_non_inferiority,
@@ -219,65 +215,47 @@ def _toy(cfg: Config, seeds: list[int], progress, report: Report) -> None:
 
 
 # -- part B ------------------------------------------------------------------------------------------------
-def _lm_key(cfg: Config, which: str, snapshots: tuple[int, ...] = ()) -> str:
-    keys = ("n_authors", "n_countries", "forget_percent", "data_seed", "lm_layers", "lm_heads", "lm_embd", "lm_steps",
-            "lm_lr", "lm_batch")
-    extra = {"which": which, **({"snapshots": list(snapshots)} if snapshots else {})}
-    blob = json.dumps({k: getattr(cfg, k) for k in keys} | extra, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
 def _base_model(cfg: Config, data, authors, which: str, progress, snapshots: tuple[int, ...] = ()):
-    """Train (or load) a tiny GPT on ``training_texts(data, authors)``.  Returns ``(model, train_seconds,
-    {step: model})`` where the dict holds copies of the same run taken after each step in ``snapshots``."""
+    """Train (or load from ``.artifacts``) a tiny GPT on ``training_texts(data, authors)``.  Returns ``(model,
+    train_seconds, {step: model})`` where the dict holds copies of the same run taken after each step in
+    ``snapshots``."""
     from icml26.core.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
 
     tok = data.tokenizer
 
-    def fresh():
+    def fresh(state: dict | None = None):
         torch.manual_seed(cfg.data_seed)
-        return TinyLM(TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads,
-                                   n_embd=cfg.lm_embd, block_size=48))
+        model = TinyLM(TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads,
+                                    n_embd=cfg.lm_embd, block_size=48))
+        if state is not None:
+            model.load_state_dict(state)
+        return model.eval()
 
-    model = fresh()
-    ckpt = None
-    if progress.artifact_dir is not None:
-        ckpt = progress.artifact_dir / f"tinylm-{which}-{_lm_key(cfg, which, snapshots)}.pt"
-        if ckpt.exists():
-            state = torch.load(ckpt, weights_only=False)
-            model.load_state_dict(state["model"])
-            snaps = {}
-            for step, sd in state.get("snapshots", {}).items():
-                snaps[int(step)] = fresh()
-                snaps[int(step)].load_state_dict(sd)
-                snaps[int(step)].eval()
-            return model.eval(), state["train_seconds"], snaps
-    texts = training_texts(data, authors)
-    batches = length_bucketed_batches([tok.encode(t) for t in texts], cfg.lm_batch, cfg.lm_steps, tok.pad_id,
-                                      seed=cfg.data_seed)
-    progress.log(f"training the {which} tiny LM: {len(texts)} texts, {cfg.lm_steps} steps")
-    t0 = time.perf_counter()
-    steps = iter(progress.track(range(cfg.lm_steps), total=cfg.lm_steps, description=f"train {which} LM"))
-    saved: dict[int, dict] = {}
+    def train() -> dict:
+        model = fresh()
+        texts = training_texts(data, authors)
+        batches = length_bucketed_batches([tok.encode(t) for t in texts], cfg.lm_batch, cfg.lm_steps, tok.pad_id,
+                                          seed=cfg.data_seed)
+        progress.log(f"training the {which} tiny LM: {len(texts)} texts, {cfg.lm_steps} steps")
+        t0 = time.perf_counter()
+        steps = iter(progress.track(range(cfg.lm_steps), total=cfg.lm_steps, description=f"train {which} LM"))
+        saved: dict[int, dict] = {}
 
-    def on_step(i: int, loss: float) -> None:
-        next(steps, None)
-        if i + 1 in snapshots:
-            saved[i + 1] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        def on_step(i: int, loss: float) -> None:
+            next(steps, None)
+            if i + 1 in snapshots:
+                saved[i + 1] = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-    train_lm(model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id,
-             batch_size=cfg.lm_batch, progress=on_step)
-    seconds = time.perf_counter() - t0
-    if ckpt is not None:
-        buf = io.BytesIO()
-        torch.save({"model": model.state_dict(), "train_seconds": seconds, "snapshots": saved}, buf)
-        atomic_write_bytes(ckpt, buf.getvalue())
-    snaps = {}
-    for step, sd in saved.items():
-        snaps[step] = fresh()
-        snaps[step].load_state_dict(sd)
-        snaps[step].eval()
-    return model.eval(), seconds, snaps
+        train_lm(model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id,
+                 batch_size=cfg.lm_batch, progress=on_step)
+        return {"model": model.state_dict(), "train_seconds": time.perf_counter() - t0, "snapshots": saved}
+
+    keys = ("n_authors", "n_countries", "forget_percent", "data_seed", "lm_layers", "lm_heads", "lm_embd", "lm_steps",
+            "lm_lr", "lm_batch")
+    state = progress.checkpoint(f"tinylm-{which}", {**{k: getattr(cfg, k) for k in keys},
+                                                    "snapshots": list(snapshots)}, train)
+    snaps = {int(step): fresh(sd) for step, sd in state["snapshots"].items()}
+    return fresh(state["model"]), float(state["train_seconds"]), snaps
 
 
 def _value_token_prob(model, data, items) -> float:
