@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .unlearner import BaseFeatures, greedy_generate
+from .unlearner import BaseFeatures, answer_features, greedy_generate
 
 __all__ = ["gradient_ascent", "grad_diff", "npo", "npo_loss", "answer_logprobs", "PlainLM"]
 
@@ -152,20 +152,10 @@ class PlainLM:
 
     @torch.no_grad()
     def token_logprobs(self, x_ids, y_ids) -> list[torch.Tensor]:
-        out: list[torch.Tensor] = [None] * len(x_ids)  # type: ignore[list-item]
-        groups: dict[int, list[int]] = {}
-        for j, (x, y) in enumerate(zip(x_ids, y_ids, strict=True)):
-            groups.setdefault(len(x) + len(y), []).append(j)
-        for members in groups.values():
-            for s in range(0, len(members), 256):
-                chunk = members[s : s + 256]
-                ids = torch.tensor([list(x_ids[j]) + list(y_ids[j]) for j in chunk])
-                logits, _ = self.features(ids[:, :-1])
-                logp = F.log_softmax(logits, dim=-1).gather(2, ids[:, 1:, None]).squeeze(2)
-                for r, j in enumerate(chunk):
-                    lx, ly = len(x_ids[j]), len(y_ids[j])
-                    out[j] = logp[r, lx - 1 : lx - 1 + ly]
-        return out
+        """``log p(y_t | x, y_<t)`` for each answer token; one tensor per (prompt, answer) pair."""
+        f = answer_features(self.features, list(zip(x_ids, y_ids, strict=True)), batch_size=256)
+        logp = F.log_softmax(f["logits"], dim=-1).gather(1, f["targets"][:, None]).squeeze(1)
+        return [logp[a:b] for a, b in f["spans"]]
 
     def generate(self, x_ids, max_new_tokens: int, eos_id: int | None = None) -> list[list[int]]:
         return greedy_generate(self.features, list(x_ids), max_new_tokens, eos_id)

@@ -33,7 +33,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["T3Unlearner", "TemperThenTiltLogitsProcessor", "TiltClassifier", "BaseFeatures"]
+__all__ = ["T3Unlearner", "TemperThenTiltLogitsProcessor", "TiltClassifier", "BaseFeatures", "answer_features"]
 
 Pair = tuple[Sequence[int], Sequence[int]]
 
@@ -105,6 +105,48 @@ def prefix_means(hidden: torch.Tensor) -> torch.Tensor:
     """``h_bar[:, t] = mean_{s <= t} hidden[:, s]`` for ``hidden [B, T, d]`` (a running mean)."""
     counts = torch.arange(1, hidden.shape[1] + 1, device=hidden.device, dtype=hidden.dtype)
     return hidden.cumsum(dim=1) / counts[None, :, None]
+
+
+@torch.no_grad()
+def answer_features(
+    features: BaseFeatures, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int = 64,
+    keep_prefixes: bool = False,
+) -> dict:
+    """Run the base model once over every (prompt, answer) pair (batched by total length) and collect, for every
+    answer position in pair order: the base logits row that predicts the answer token (``logits``), the pooled
+    state of the prefix (``h_bar``), the pooled state including the answer token (``h_incl``), the answer token
+    (``targets``) and, with ``keep_prefixes``, the prefix ids (``prefixes``).  ``spans[j]`` are pair ``j``'s rows."""
+    logits_rows, h_rows, h_incl, targets, prefixes = [], [], [], [], []
+    groups: dict[int, list[int]] = {}
+    for j in sorted(range(len(pairs)), key=lambda j: len(pairs[j][0]) + len(pairs[j][1])):
+        groups.setdefault(len(pairs[j][0]) + len(pairs[j][1]), []).append(j)
+    spans: list = [None] * len(pairs)
+    pos = 0
+    for members in groups.values():
+        for s in range(0, len(members), batch_size):
+            chunk = members[s : s + batch_size]
+            ids = torch.tensor([list(pairs[j][0]) + list(pairs[j][1]) for j in chunk], device=features.device)
+            logits, hidden = features(ids)
+            h_bar = prefix_means(hidden)
+            for r, j in enumerate(chunk):
+                lx, ly = len(pairs[j][0]), len(pairs[j][1])
+                sl = slice(lx - 1, lx - 1 + ly)  # positions whose next token is an answer token
+                logits_rows.append(logits[r, sl])
+                h_rows.append(h_bar[r, sl])
+                h_incl.append(h_bar[r, lx : lx + ly])
+                targets.append(ids[r, lx : lx + ly])
+                if keep_prefixes:
+                    prefixes.extend(ids[r, : lx + t] for t in range(ly))
+                spans[j] = (pos, pos + ly)
+                pos += ly
+    return {
+        "logits": torch.cat(logits_rows),
+        "h_bar": torch.cat(h_rows),
+        "h_incl": torch.cat(h_incl),
+        "targets": torch.cat(targets),
+        "prefixes": prefixes,
+        "spans": spans,
+    }
 
 
 class TiltClassifier(nn.Module):
@@ -271,43 +313,8 @@ class T3Unlearner:
             out.append((x, y))
         return out
 
-    @torch.no_grad()
-    def _answer_features(self, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64) -> dict:
-        """For every answer position (grouped by length): the base logits row, the pooled state of the prefix
-        (``h_bar``), the pooled state including the answer token (``h_incl``, used by ``scorer="rescore"``), the
-        target token, the prefix ids (only for ``scorer="rescore"``) and each pair's ``spans``."""
-        logits_rows, h_rows, h_incl, targets, prefixes = [], [], [], [], []
-        order = sorted(range(len(pairs)), key=lambda j: len(pairs[j][0]) + len(pairs[j][1]))
-        pos = 0
-        groups: dict[int, list[int]] = {}
-        for j in order:
-            groups.setdefault(len(pairs[j][0]) + len(pairs[j][1]), []).append(j)
-        spans = [None] * len(pairs)
-        for _length, members in groups.items():
-            for s in range(0, len(members), batch_size):
-                chunk = members[s : s + batch_size]
-                ids = torch.tensor([pairs[j][0] + pairs[j][1] for j in chunk], device=self.features.device)
-                logits, hidden = self.features(ids)
-                h_bar = prefix_means(hidden)
-                for r, j in enumerate(chunk):
-                    lx, ly = len(pairs[j][0]), len(pairs[j][1])
-                    sl = slice(lx - 1, lx - 1 + ly)  # positions whose next token is an answer token
-                    logits_rows.append(logits[r, sl])
-                    h_rows.append(h_bar[r, sl])
-                    h_incl.append(h_bar[r, lx : lx + ly])
-                    targets.append(ids[r, lx : lx + ly])
-                    if self.scorer == "rescore":
-                        prefixes.extend(ids[r, : lx + t] for t in range(ly))
-                    spans[j] = (pos, pos + ly)
-                    pos += ly
-        return {
-            "logits": torch.cat(logits_rows),
-            "h_bar": torch.cat(h_rows),
-            "h_incl": torch.cat(h_incl),
-            "targets": torch.cat(targets),
-            "prefixes": prefixes,
-            "spans": spans,
-        }
+    def _answer_features(self, pairs: list[tuple[list[int], list[int]]]) -> dict:
+        return answer_features(self.features, pairs, keep_prefixes=self.scorer == "rescore")
 
     # -- fitting -------------------------------------------------------------------------------------------
     def fit(
@@ -334,8 +341,7 @@ class T3Unlearner:
         which = "h_incl" if self.scorer == "rescore" else "h_bar"
         h = torch.cat([fr[which], ff[which]])
         v = torch.cat([fr["targets"], ff["targets"]])
-        v_r = fr["targets"]
-        y = torch.cat([torch.ones(len(v_r)), torch.zeros(len(ff["targets"]))])
+        y = torch.cat([torch.ones(len(fr["targets"])), torch.zeros(len(ff["targets"]))])
         emb = self.features.embedding
         e = emb[v]
         self.feature_time_ = time.perf_counter() - t0
