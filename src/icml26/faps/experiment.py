@@ -148,38 +148,36 @@ def _trainer(cfg: Config, arm: str, seed: int, total_steps: int) -> FaPSTrainer:
     )  # fmt: skip
 
 
-def _step_costs(cfg: Config, seed: int, x: torch.Tensor, y: torch.Tensor) -> dict:
-    """Median seconds per train_step of each arm, interleaved round-robin (first 2 rounds are warm-up)."""
-    trainers = {a: _trainer(cfg, a, seed, 10**9) for a in ARMS}
-    g = torch.Generator().manual_seed(seed + 7)
-    times: dict[str, list[float]] = {a: [] for a in ARMS}
-    for r in range(cfg.timing_rounds + 2):
-        order = ARMS if r % 2 == 0 else ARMS[::-1]
-        for a in order:
-            i = torch.randint(0, len(x), (cfg.batch_size,), generator=g)
+def _interleaved_medians(trainers: dict, x: torch.Tensor, y: torch.Tensor, batch: int, rounds: int,
+                         seed: int) -> dict[str, float]:
+    """Median seconds per ``train_step`` of each trainer, taking single steps round-robin (the order reversed every
+    other round) so all arms feel the same machine load; the first 2 rounds are warm-up."""
+    names = list(trainers)
+    g = torch.Generator().manual_seed(seed)
+    times: dict[str, list[float]] = {a: [] for a in names}
+    for r in range(rounds + 2):
+        for a in names if r % 2 == 0 else names[::-1]:
+            i = torch.randint(0, len(x), (batch,), generator=g)
             t0 = time.perf_counter()
             trainers[a].train_step(x[i], y[i])
             if r >= 2:
                 times[a].append(time.perf_counter() - t0)
-    med = {a: statistics.median(v) for a, v in times.items()}
+    return {a: statistics.median(v) for a, v in times.items()}
+
+
+def _step_costs(cfg: Config, seed: int, x: torch.Tensor, y: torch.Tensor) -> dict:
+    """Median seconds per train_step of each arm, interleaved, and each arm's cost ratio to full training."""
+    trainers = {a: _trainer(cfg, a, seed, 10**9) for a in ARMS}
+    med = _interleaved_medians(trainers, x, y, cfg.batch_size, cfg.timing_rounds, seed + 7)
     return {"median_s": med, "ratio": {a: med[a] / med["full"] for a in ARMS}}
 
 
 def _speed_ratio(cfg: Config, seed: int) -> dict:
-    """FaPS / full median step time on the spec-sized DiT, interleaved (first 2 rounds are warm-up)."""
+    """FaPS / full median step time on the spec-sized DiT, interleaved."""
     x, y = digits_tensors(cfg.speed_img_size)
     big = Config(img_size=cfg.speed_img_size, width=cfg.speed_width, depth=cfg.speed_depth, heads=4)
     trainers = {a: _trainer(big, a, seed, 10**9) for a in ("full", "faps")}
-    g = torch.Generator().manual_seed(seed + 5)
-    times: dict[str, list[float]] = {a: [] for a in trainers}
-    for r in range(cfg.speed_rounds + 2):
-        for a in ("full", "faps") if r % 2 == 0 else ("faps", "full"):
-            i = torch.randint(0, len(x), (cfg.speed_batch_size,), generator=g)
-            t0 = time.perf_counter()
-            trainers[a].train_step(x[i], y[i])
-            if r >= 2:
-                times[a].append(time.perf_counter() - t0)
-    med = {a: statistics.median(v) for a, v in times.items()}
+    med = _interleaved_medians(trainers, x, y, cfg.speed_batch_size, cfg.speed_rounds, seed + 5)
     return {"median_s": med, "ratio": med["faps"] / med["full"]}
 
 
