@@ -1,4 +1,8 @@
-"""Command line: ``icml26 list | run SLUG... | report``."""
+"""Command line: ``icml26 list | run SLUG... | report``.
+
+Nothing here imports a paper module or torch until a paper is run: ``list``, ``report``, ``--help`` and argument
+checks read the static manifest (:mod:`icml26.manifest`) and the stored result.json files.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +13,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from .core import experiments, unavailable
-from .core.io import atomic_write_text
-from .core.registry import PRESETS
-from .core.runner import latest_results, run_experiment
+from .core.io import atomic_write_text, load_result
+from .core.registry import PRESETS, experiments, unavailable
+from .core.report import counts, summary_line
+from .core.runner import EXECUTORS, latest_results
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
 err = Console(stderr=True)
 
 _MARK = {"holds": "✓", "does not hold": "✗", "inconclusive": "?"}
+EXIT_FAILING_CHECK = 3
 
 
 def _fail(msg: str) -> None:
@@ -25,21 +30,30 @@ def _fail(msg: str) -> None:
     raise typer.Exit(code=2)
 
 
+def _counts_of(r: dict) -> dict:
+    return r.get("counts") or counts(r["claims"])
+
+
 @app.command("list")
 def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")] = Path("runs")) -> None:
-    """Every registered paper, one line each, with the verdicts of its latest run."""
+    """Every paper, one line each, with the verdicts of its latest run (claims and checks counted apart)."""
     latest = latest_results(out)
-    for slug, exp in experiments().items():
+    missing = unavailable()
+    for slug, entry in experiments().items():
         r = latest.get(slug)
         if r is None:
             verdicts = "not run yet"
         else:
-            verdicts = f"[{r['preset']}] " + " ".join(f"{c['id']}{_MARK.get(c['verdict'], '?')}" for c in r["claims"])
-        typer.echo(f"{slug:<20} {exp.title[:60]:<60} {verdicts}")
-        if exp.component:
-            typer.echo(f"{'':<20} you get: {exp.component}")
-    for slug, why in unavailable().items():
-        typer.echo(f"{slug:<20} unavailable: {why}")
+            k = _counts_of(r)
+            claims = " ".join(
+                f"{c['id']}{_MARK.get(c['verdict'], '?')}" for c in r["claims"] if c.get("kind", "claim") == "claim"
+            )
+            verdicts = f"[{r['preset']}] {summary_line(k)} | {claims}"
+        typer.echo(f"{slug:<20} {entry.title[:60]:<60} {verdicts}")
+        if entry.component:
+            typer.echo(f"{'':<20} you get: {entry.component}")
+        if slug in missing:
+            typer.echo(f"{'':<20} unavailable: {missing[slug]}")
 
 
 @app.command()
@@ -48,62 +62,113 @@ def run(
     preset: Annotated[str, typer.Option(help="quick (< 60 s each) or full.")] = "quick",
     seeds: Annotated[int | None, typer.Option(help="Number of seeds (default: the preset's).")] = None,
     out: Annotated[Path, typer.Option(help="Folder for run folders.")] = Path("runs"),
+    jobs: Annotated[int, typer.Option(help="Seeds measured in parallel (local processes or SLURM array).")] = 1,
+    executor: Annotated[str, typer.Option(help="local, slurm (submitit) or submitit-local.")] = "local",
+    partition: Annotated[str | None, typer.Option(help="SLURM partition (--executor slurm).")] = None,
+    time_min: Annotated[int, typer.Option("--time", help="SLURM time limit per seed, minutes.")] = 60,
+    fresh: Annotated[bool, typer.Option(help="Recompute every seed (ignore stored records).")] = False,
 ) -> None:
-    """Run reproductions; write OUT/SLUG/<UTC timestamp>/ and print its path last."""
+    """Run reproductions; write OUT/SLUG/<UTC timestamp>/ and print its path last.
+
+    Exits 3 (after writing the run folder) when a check, a guarantee of our own code, fails.
+    """
     exps = experiments()
     if preset not in PRESETS:
         _fail(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
     if seeds is not None and seeds < 1:
         _fail(f"--seeds must be an integer >= 1; got {seeds}")
+    if jobs < 1:
+        _fail(f"--jobs must be an integer >= 1; got {jobs}")
+    if executor not in EXECUTORS:
+        _fail(f"--executor must be one of {', '.join(EXECUTORS)}; got {executor!r}")
+    if time_min < 1:
+        _fail(f"--time must be a number of minutes >= 1; got {time_min}")
     chosen = list(exps) if slugs == ["all"] else slugs
     unknown = [s for s in chosen if s not in exps]
     if unknown:
-        why = "".join(f"\n  {s}: {unavailable()[s]}" for s in unknown if s in unavailable())
-        _fail(f"unknown slug(s) {', '.join(unknown)}; known: {', '.join(exps) or '(none)'}, or 'all'{why}")
+        _fail(f"unknown slug(s) {', '.join(unknown)}; known: {', '.join(exps) or '(none)'}, or 'all'")
+    missing = unavailable()
+    if slugs == ["all"]:
+        for s in [s for s in chosen if s in missing]:
+            err.print(f"[yellow]skipping[/yellow] {s}: {missing[s]}", highlight=False)
+        chosen = [s for s in chosen if s not in missing]
+    elif any(s in missing for s in chosen):
+        _fail("; ".join(f"{s}: {missing[s]}" for s in chosen if s in missing))
+
+    from .core.runner import run_experiment
     from .core.seeding import set_threads
 
     set_threads()
     dirs = []
     for slug in chosen:
         err.print(f"[bold]{slug}[/bold] ({preset})", highlight=False)
-        run_dir = run_experiment(slug, preset=preset, seeds=seeds, out=out, show_progress=True)
+        run_dir = run_experiment(
+            slug,
+            preset=preset,
+            seeds=seeds,
+            out=out,
+            show_progress=True,
+            jobs=jobs,
+            executor=executor,
+            slurm={"partition": partition, "time_min": time_min},
+            fresh=fresh,
+        )
         dirs.append(run_dir)
-    _summary(dirs)
+    failing = _summary(dirs)
     for d in dirs:
         print(d)
+    if failing:
+        err.print(f"[red]failing checks (defects, not findings):[/red] {', '.join(failing)}", highlight=False)
+        raise typer.Exit(code=EXIT_FAILING_CHECK)
 
 
-def _summary(dirs: list[Path]) -> None:
-    from .core.io import load_result
-
+def _summary(dirs: list[Path]) -> list[str]:
+    failing = []
     for d in dirs:
         r = load_result(d)
-        err.print(f"[bold]{r['slug']}[/bold] {r['wall_time_s']:.1f} s", highlight=False)
+        err.print(f"[bold]{r['slug']}[/bold] {r['wall_time_s']:.1f} s — {summary_line(_counts_of(r))}", highlight=False)
         for c in r["claims"]:
+            kind = c.get("kind", "claim")
+            reason = f" ({c['reason']})" if c.get("reason") else ""
             err.print(
-                f"  {_MARK.get(c['verdict'], '?')} {c['id']}: {c['verdict']} — {c['statement']}",
+                f"  {_MARK.get(c['verdict'], '?')} [{kind}] {c['id']}: {c['verdict']}{reason} — {c['statement']}",
                 highlight=False,
                 markup=False,
             )
+            if kind == "check" and c["verdict"] != "holds":
+                failing.append(f"{r['slug']}:{c['id']}")
+    return failing
 
 
 @app.command()
 def report(
     out: Annotated[Path, typer.Option(help="Folder holding the runs; REPORT.md is written here.")] = Path("runs"),
 ) -> None:
-    """Gather the latest run of every paper into OUT/REPORT.md (claim table first)."""
+    """Gather the latest run of every paper into OUT/REPORT.md (claim table first, claims and checks apart)."""
     latest = latest_results(out)
     if not latest:
         _fail(f"no runs found under {out}; run `icml26 run all` first")
     lines = [
         "# icml26 reproduction report\n",
-        "## Claims\n",
-        "| paper | preset | claim | verdict | statement |",
+        "| paper | preset | claims hold | checks pass | preconditions hold |",
         "|---|---|---|---|---|",
     ]
     for slug, r in latest.items():
-        for c in r["claims"]:
-            lines.append(f"| {slug} | {r['preset']} | {c['id']} | {c['verdict']} | {c['statement']} |")
+        k = _counts_of(r)
+        cells = [f"{k[kind]['holds']}/{sum(k[kind].values())}" for kind in ("claim", "check", "precondition")]
+        lines.append(f"| {slug} | {r['preset']} | " + " | ".join(cells) + " |")
+    lines += [
+        "\n## Claims\n",
+        "| paper | preset | kind | claim | verdict | statement |",
+        "|---|---|---|---|---|---|",
+    ]
+    order = {"precondition": 0, "claim": 1, "check": 2}
+    for slug, r in latest.items():
+        for c in sorted(r["claims"], key=lambda c: order[c.get("kind", "claim")]):
+            verdict = c["verdict"] + (f" ({c['reason']})" if c.get("reason") else "")
+            lines.append(
+                f"| {slug} | {r['preset']} | {c.get('kind', 'claim')} | {c['id']} | {verdict} | {c['statement']} |"
+            )
     not_run = [s for s in experiments() if s not in latest]
     if not_run:
         lines.append(f"\nNot run yet: {', '.join(not_run)}")

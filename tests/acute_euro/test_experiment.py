@@ -22,8 +22,8 @@ def test_quick_preset_end_to_end(tmp_path):
 
 def test_lm_tasks_pipeline_on_untrained_model():
     from icml26.acute_euro.experiment import _lm_task
-    from icml26.core.facts import DEFAULT_TOOLS, make_fact_world, mcqa_item, tool_call_item
-    from icml26.core.tinylm import TinyLM, TinyLMConfig
+    from icml26.common.facts import DEFAULT_TOOLS, make_fact_world, mcqa_item, tool_call_item
+    from icml26.common.tinylm import TinyLM, TinyLMConfig
 
     world = make_fact_world(8, seed=0, name_words=1)
     tok = world.tokenizer(DEFAULT_TOOLS)

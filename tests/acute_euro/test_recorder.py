@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 from icml26.acute_euro import ActivationRecorder
-from icml26.core.tinylm import TinyLM, TinyLMConfig
+from icml26.common.tinylm import TinyLM, TinyLMConfig
 
 
 def _lm():

@@ -29,13 +29,14 @@ def test_run_list_report_end_to_end(tmp_path, toy_experiment):
     last = Path(r.stdout.strip().splitlines()[-1])
     assert last.parent == tmp_path / "toy" and load_result(last)["seeds"] == list(range(7))
     r = runner.invoke(app, ["list", "--out", str(tmp_path)])
-    assert r.exit_code == 0 and re.search(r"toy\s+A toy experiment.*C1", r.output)
+    assert r.exit_code == 0 and re.search(r"toy\s+A toy experiment.*claims: 2/2 hold; checks: 1/1 pass.*C1", r.output)
     assert "you get: nothing" in r.output  # the component line
     r = runner.invoke(app, ["report", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     text = (tmp_path / "REPORT.md").read_text()
     assert text.index("## Claims") < text.index("A toy experiment")
-    assert "| toy | quick | C1 |" in text
+    assert "| toy | quick | claim | C1 |" in text and "| toy | quick | check | K1 |" in text
+    assert "| toy | quick | 2/2 | 1/1 | 1/1 |" in text  # claims, checks and preconditions counted apart
     assert f"](toy/{last.name}/curve.png)" in text
 
 
@@ -69,3 +70,49 @@ def test_cli_runs_ski_rental_quick_end_to_end(tmp_path):
     assert any(p.suffix == ".png" for p in run_dir.iterdir())
     r = runner.invoke(app, ["report", "--out", str(tmp_path)])
     assert r.exit_code == 0 and "| ski_rental | quick |" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_failing_check_exits_3_after_writing_the_run(tmp_path, toy_experiment, monkeypatch):
+    import toyexp
+
+    from icml26.core import judge_threshold
+
+    orig = toyexp.judge
+
+    def broken(config, records, report):
+        orig(config, records, report)
+        report.add_claim(judge_threshold("K2", "never", ("a", [r["a"] for r in records]), threshold=9.0,
+                                         kind="check"))
+
+    from dataclasses import replace
+
+    from icml26.core import registry as reg
+
+    reg._REGISTRY["toy"] = replace(toy_experiment, judge=broken)
+    r = runner.invoke(app, ["run", "toy", "--out", str(tmp_path)])
+    assert r.exit_code == 3, r.output
+    run_dir = Path(r.stdout.strip().splitlines()[-1])
+    md = (run_dir / "report.md").read_text()
+    assert md.index("FAILING CHECKS") < md.index("## Claims") and "K2" in md
+
+
+def test_bad_jobs_and_executor(tmp_path, toy_experiment):
+    r = runner.invoke(app, ["run", "toy", "--jobs", "0", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "--jobs" in r.output
+    r = runner.invoke(app, ["run", "toy", "--executor", "cloud", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "--executor" in r.output and "slurm" in r.output
+
+
+def test_list_and_help_import_no_paper_and_no_torch(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from typer.testing import CliRunner; from icml26.cli import app; r = CliRunner()\n"
+        f"assert r.invoke(app, ['list', '--out', {str(tmp_path)!r}]).exit_code == 0\n"
+        "assert r.invoke(app, ['--help']).exit_code == 0\n"
+        "bad = [m for m in sys.modules if m == 'torch' or (m.startswith('icml26.') and m.count('.') >= 1 "
+        "and m.split('.')[1] not in ('cli', 'core', 'manifest'))]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

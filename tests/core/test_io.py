@@ -46,51 +46,114 @@ def test_run_experiment_writes_valid_result(tmp_path, toy_experiment):
     r = load_result(d)
     for f in RESULT_FIELDS:
         assert f in r
-    assert r["seeds"] == list(range(6)) and r["preset"] == "quick" and r["config"] == {"n": 8, "fail_at_seed": -1}
-    assert {c["id"] for c in r["claims"]} == {"C1", "C2"}
+    assert r["seeds"] == list(range(6)) and r["preset"] == "quick"
+    assert r["config"] == {"n": 8, "fail_at_seed": -1, "precondition_gap": 0.5}
+    assert {c["id"] for c in r["claims"]} == {"P1", "C1", "C2", "K1"}
     for c in r["claims"]:
-        assert {"id", "statement", "verdict", "method", "baselines", "test"} <= set(c)
+        assert {"id", "kind", "statement", "verdict", "requires", "method", "baselines", "test"} <= set(c)
+    assert {c["id"]: c["kind"] for c in r["claims"]} == {"P1": "precondition", "C1": "claim", "C2": "claim",
+                                                        "K1": "check"}
+    assert r["counts"]["claim"]["holds"] == 2 and r["counts"]["check"]["holds"] == 1
+    assert len(r["records"]) == 6 and set(r["records"][0]) == {"a", "b", "t", "gap"}
     assert (d / "curve.png").read_bytes()[:4] == b"\x89PNG"
-    assert "## Claims" in (d / "report.md").read_text()
+    md = (d / "report.md").read_text()
+    assert md.index("## Preconditions") < md.index("## Claims") < md.index("## Checks")
     assert set(r["versions"]) >= {"python", "torch", "package"}
-    assert not (tmp_path / "toy" / ".cache").exists() or not any((tmp_path / "toy" / ".cache").iterdir())
 
 
-def test_interrupted_run_keeps_finished_pieces(tmp_path, toy_experiment, calls):
+def test_failing_precondition_makes_dependent_claims_inconclusive(tmp_path, toy_experiment):
+    d = run_experiment("toy", preset="quick", out=tmp_path, overrides={"precondition_gap": 0.0})
+    by = {c["id"]: c for c in load_result(d)["claims"]}
+    assert by["P1"]["verdict"] == "does not hold"
+    assert by["C1"]["verdict"] == "inconclusive" and by["C1"]["reason"] == "setting invalid: P1"
+    assert by["C1"]["measured_verdict"] == "holds"  # the rule's own verdict is kept for the reader
+    assert by["C2"]["verdict"] == "holds"  # no requires: untouched
+    assert "setting invalid: P1" in (d / "report.md").read_text()
+
+
+def test_interrupted_run_keeps_finished_seeds(tmp_path, toy_experiment, calls):
     with pytest.raises(KeyboardInterrupt):
         run_experiment("toy", preset="quick", out=tmp_path, overrides={"fail_at_seed": 3})
     assert calls == [0, 1, 2] and latest_run(tmp_path, "toy") is None
-    cache_dirs = list((tmp_path / "toy" / ".cache").iterdir())
-    assert len(cache_dirs) == 1 and len(list(cache_dirs[0].glob("*.json"))) == 3
+    rec_dirs = list((tmp_path / "toy" / ".records").iterdir())
+    assert len(rec_dirs) == 1 and sorted(p.name for p in rec_dirs[0].glob("*.json")) == [
+        "seed0.json", "seed1.json", "seed2.json"]
 
 
-def test_rerun_resumes_from_the_interrupted_attempt(tmp_path, toy_experiment, calls):
+def test_rerun_resumes_and_recomputes_nothing_finished(tmp_path, toy_experiment, calls):
+    first = load_result(run_experiment("toy", preset="quick", out=tmp_path))
+    assert calls == list(range(6))
+    calls.clear()
+    again = load_result(run_experiment("toy", preset="quick", out=tmp_path))
+    assert calls == [] and again["seeds_from_cache"] == 6
+    assert again["records"] == first["records"] and again["claims"] == first["claims"]
+    fresh = load_result(run_experiment("toy", preset="quick", out=tmp_path, fresh=True))
+    assert calls == list(range(6)) and fresh["seeds_from_cache"] == 0 and fresh["records"] == first["records"]
+    calls.clear()
+    load_result(run_experiment("toy", preset="quick", seeds=8, out=tmp_path))
+    assert calls == [6, 7]  # more seeds: only the new ones are measured
+
+
+def test_an_edit_of_the_code_invalidates_stored_records(tmp_path, toy_experiment, calls, monkeypatch):
+    from icml26.core import runner
+
+    run_experiment("toy", preset="quick", out=tmp_path)
+    calls.clear()
+    monkeypatch.setattr(runner, "code_hash", lambda exp: "edited")
+    run_experiment("toy", preset="quick", out=tmp_path)
+    assert calls == list(range(6))
+
+
+def test_code_hash_covers_the_paper_folder_and_core(tmp_path, toy_experiment):
+    from icml26.core.runner import code_hash
+
+    h = code_hash(toy_experiment)
+    assert len(h) == 12 and h == code_hash(toy_experiment)
+
+
+def test_jobs_and_submitit_give_the_in_process_numbers(tmp_path, toy_experiment):
+    base = load_result(run_experiment("toy", preset="quick", out=tmp_path / "a"))
+    par = load_result(run_experiment("toy", preset="quick", out=tmp_path / "b", jobs=2))
+    assert par["records"] == base["records"] and par["claims"] == base["claims"]
+    assert len({p for p in par["measure_s_per_seed"]}) == 6
+    pytest.importorskip("submitit")
+    sub = load_result(run_experiment("toy", preset="quick", seeds=3, out=tmp_path / "c", executor="submitit-local"))
+    assert sub["records"] == base["records"][:3]
+
+
+def test_interrupted_multi_paper_run_resumes_without_recomputing(tmp_path, toy_experiment, calls):
     from dataclasses import replace
 
+    from typer.testing import CliRunner
+
+    from icml26.cli import app
     from icml26.core import registry as reg
+    from icml26.ski_rental import experiment as ski
 
-    state = {"interrupt": True}
+    seen, state = [], {"die_at": 1}
 
-    def flaky(config, seeds, progress):
-        if state["interrupt"]:  # first attempt: finish seed 0 with a marked value, then die
-            state["interrupt"] = False
-            progress.cached("seed0", lambda: {"a": 1.25, "b": 0.0})
-            raise KeyboardInterrupt
-        return toy_experiment.run(config, seeds, progress)
+    def measure(c, s, p):
+        if s == state["die_at"]:
+            raise KeyboardInterrupt("simulated interruption")
+        seen.append(s)
+        return ski.measure(c, s, p)
 
-    reg._REGISTRY["toy"] = replace(toy_experiment, run=flaky)
-    with pytest.raises(KeyboardInterrupt):
-        run_experiment("toy", preset="quick", out=tmp_path)
-    d = run_experiment("toy", preset="quick", out=tmp_path)
-    r = load_result(d)
-    assert r["resumed_pieces"] == 1
-    assert 0 not in calls and calls == [1, 2, 3, 4, 5]
-    assert json.loads((d / "result.json").read_text())["metrics"]["a"][0] == 1.25
-    cache = tmp_path / "toy" / ".cache"
-    assert not cache.exists() or not any(cache.iterdir())  # cache cleared after a finished run
+    reg._REGISTRY["ski_rental"] = replace(ski.EXPERIMENT, measure=measure)
+    cli = CliRunner()
+    try:
+        r = cli.invoke(app, ["run", "toy", "ski_rental", "--out", str(tmp_path)])
+        assert r.exit_code != 0 and calls == list(range(6)) and seen == [0]
+        calls.clear()
+        seen.clear()
+        state["die_at"] = -1
+        r = cli.invoke(app, ["run", "toy", "ski_rental", "--out", str(tmp_path)])
+        assert r.exit_code == 0, r.output
+    finally:
+        reg._REGISTRY["ski_rental"] = ski.EXPERIMENT
+    assert calls == [] and seen == [1, 2]  # the finished paper and the finished seed are not recomputed
 
 
-def test_runner_limits_threads_during_run_and_restores_them(tmp_path, toy_experiment):
+def test_runner_limits_threads_during_measure_and_restores_them(tmp_path, toy_experiment):
     from dataclasses import replace
 
     import torch
@@ -100,15 +163,15 @@ def test_runner_limits_threads_during_run_and_restores_them(tmp_path, toy_experi
 
     seen = {}
 
-    def probe(config, seeds, progress):
+    def probe(config, seed, progress):
         seen["torch"] = torch.get_num_threads()
         seen["blas"] = [p["num_threads"] for p in threadpool_info()]
-        return toy_experiment.run(config, seeds, progress)
+        return toy_experiment.measure(config, seed, progress)
 
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        reg._REGISTRY["toy"] = replace(toy_experiment, run=probe, threads=1)
+        reg._REGISTRY["toy"] = replace(toy_experiment, measure=probe, threads=1)
         run_experiment("toy", preset="quick", out=tmp_path)
         assert seen["torch"] == 1 and all(n == 1 for n in seen["blas"])
         assert torch.get_num_threads() == 2
@@ -118,20 +181,27 @@ def test_runner_limits_threads_during_run_and_restores_them(tmp_path, toy_experi
         replace(toy_experiment, threads=0)
 
 
-def test_artifact_dir_is_handed_to_run_and_survives_the_run(tmp_path, toy_experiment):
+def test_artifact_dir_is_handed_to_measure_and_survives_the_run(tmp_path, toy_experiment):
     from dataclasses import replace
 
     from icml26.core import registry as reg
 
-    def with_artifact(config, seeds, progress):
+    def with_artifact(config, seed, progress):
         (progress.artifact_dir).mkdir(parents=True, exist_ok=True)
         (progress.artifact_dir / "model.pt").write_bytes(b"weights")
-        return toy_experiment.run(config, seeds, progress)
+        return toy_experiment.measure(config, seed, progress)
 
-    reg._REGISTRY["toy"] = replace(toy_experiment, run=with_artifact)
+    reg._REGISTRY["toy"] = replace(toy_experiment, measure=with_artifact)
     d = run_experiment("toy", preset="quick", out=tmp_path)
     assert (tmp_path / "toy" / ".artifacts" / "model.pt").read_bytes() == b"weights"
-    assert latest_run(tmp_path, "toy") == d  # the hidden folder is never mistaken for a run
+    assert latest_run(tmp_path, "toy") == d  # the hidden folders are never mistaken for a run
+
+
+def test_bad_runner_arguments_name_the_argument(tmp_path, toy_experiment):
+    with pytest.raises(ValueError, match="jobs"):
+        run_experiment("toy", out=tmp_path, jobs=0)
+    with pytest.raises(ValueError, match="executor"):
+        run_experiment("toy", out=tmp_path, executor="cloud")
 
 
 def test_checkpoint_builds_once_per_config_then_loads(tmp_path):

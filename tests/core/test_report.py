@@ -171,3 +171,85 @@ def test_set_threads_reads_the_environment(monkeypatch):
             set_threads(0)
     finally:
         torch.set_num_threads(before)
+
+
+# -- evidence v2: units, min_effect, kinds, preconditions, tuning ----------------------------------------------
+@pytest.mark.parametrize("test", ["wilcoxon", "ttest", "bootstrap"])
+def test_pseudo_replicates_give_the_p_value_of_the_unit_test(test):
+    rng = np.random.default_rng(3)
+    per_seed_m, per_seed_b = rng.normal(1.0, 0.5, 5), rng.normal(0.6, 0.5, 5)
+    m25 = np.repeat(per_seed_m, 5) + rng.normal(0, 0.01, 25)  # 5 near-copies of each seed's value
+    b25 = np.repeat(per_seed_b, 5) + rng.normal(0, 0.01, 25)
+    units = np.repeat(np.arange(5), 5).tolist()
+    five = judge_superiority("a", "s", ("m", m25.reshape(5, 5).mean(1)), {"b": b25.reshape(5, 5).mean(1)}, test=test)
+    agg = judge_superiority("a", "s", ("m", m25), {"b": b25}, units=units, test=test)
+    naive = judge_superiority("a", "s", ("m", m25), {"b": b25}, unit="instance", test=test)
+    assert agg.test["p_value"] == pytest.approx(five.test["p_value"])
+    assert agg.test["n_units"] == 5 and naive.test["n_units"] == 25
+    assert naive.test["p_value"] < agg.test["p_value"]  # what pseudo-replication would have claimed
+
+
+def test_report_refuses_more_seed_values_than_seeds():
+    rep = Report(seeds=[0, 1, 2, 3, 4])
+    vals = np.linspace(1, 2, 25)
+    with pytest.raises(ValueError, match="pseudo-replication|units="):
+        rep.add_claim(judge_superiority("a", "s", ("m", vals), {"b": vals - 1}))
+    rep.add_claim(judge_superiority("a", "s", ("m", vals), {"b": vals - 1}, units=np.repeat(range(5), 5).tolist()))
+    rep.add_claim(judge_superiority("c", "s", ("m", vals), {"b": vals - 1}, unit="instance"))
+
+
+def test_min_effect_whose_interval_crosses_it_is_not_holds():
+    rng = np.random.default_rng(0)
+    b = rng.normal(0, 1, 6)
+    d = np.array([2.0, 8.0, 3.5, 9.0, 4.0, 7.5])  # mean 5.67 > 5, but the one-sided lower end is ~3.6
+    c = judge_superiority("e", "by >= 5", ("m", b + d), {"b": b}, min_effect=5.0, test="ttest")
+    assert c.baselines[0]["mean_advantage"] > 5 and c.baselines[0]["p_value"] < 0.05
+    assert c.baselines[0]["advantage_lower"] < 5 and c.verdict == INCONCLUSIVE
+    tight = judge_superiority("e", "by >= 5", ("m", b + 8 + 0.01 * d), {"b": b}, min_effect=5.0, test="ttest")
+    assert tight.verdict == HOLDS
+    short = judge_superiority("e", "by >= 5", ("m", b + 3 + 0.01 * d), {"b": b}, min_effect=5.0, test="ttest")
+    assert short.verdict == DOES_NOT_HOLD  # a clear effect, smaller than the one claimed
+
+
+def test_threshold_with_monte_carlo_error_widens_the_interval():
+    # one unit: a coverage of 0.795 from 1000 draws is not evidence of >= 0.79 (MC se ~0.013)
+    assert judge_threshold("c", "s", ("cov", [0.795]), threshold=0.79).verdict == HOLDS  # exact number, no interval
+    c = judge_threshold("c", "s", ("cov", [0.795]), threshold=0.79, mc_se=np.sqrt(0.8 * 0.2 / 1000))
+    assert c.verdict == INCONCLUSIVE and c.method["ci_low"] < 0.79 < c.method["ci_high"]
+    assert judge_threshold("c", "s", ("cov", [0.85]), threshold=0.79, mc_se=0.013).verdict == HOLDS
+
+
+def test_kind_and_requires_are_validated():
+    with pytest.raises(ValueError, match="kind"):
+        judge_every("e", "s", ("m", [0.0]), bound=1.0, kind="fact")
+    with pytest.raises(ValueError, match="check"):
+        judge_every("e", "s", ("m", [0.0]), bound=1.0, kind="check", requires=["p"])
+    rep = Report()
+    rep.add_claim(judge_every("c", "s", ("m", [0.0]), bound=1.0, requires=["nope"]))
+    with pytest.raises(ValueError, match="not preconditions"):
+        rep.resolve()
+
+
+def test_precondition_overrides_only_its_dependents():
+    rep = Report()
+    rep.add_claim(judge_every("p", "setting", ("m", [2.0]), bound=1.0, kind="precondition"))  # fails
+    rep.add_claim(judge_every("c1", "claim", ("m", [0.0]), bound=1.0, requires="p"))
+    rep.add_claim(judge_every("c2", "claim", ("m", [0.0]), bound=1.0))
+    rep.resolve()
+    by = {c.id: c for c in rep.claims}
+    assert by["c1"].verdict == INCONCLUSIVE and by["c1"].reason == "setting invalid: p"
+    assert by["c2"].verdict == HOLDS
+    assert rep.counts()["claim"] == {HOLDS: 1, DOES_NOT_HOLD: 0, INCONCLUSIVE: 1}
+    assert rep.counts()["precondition"][DOES_NOT_HOLD] == 1
+
+
+def test_tuning_budget_is_shown_and_an_under_tuned_baseline_flagged():
+    rep = Report()
+    rep.set_tuning("T3", configs=12, steps=300)
+    rep.set_tuning("NPO", configs=3, steps=10)
+    c = rep.add_claim(judge_superiority("a", "s", ("T3 forget quality", [2.0, 3.0]), {"NPO": [1.0, 2.0]}))
+    t = c.test["tuning"]
+    assert t["method"]["budget"] == 3600 and t["baselines"]["NPO"]["under_tuned"] is True
+    assert "UNDER-TUNED" in rep.to_markdown("T", {})
+    with pytest.raises(ValueError, match="configs"):
+        rep.set_tuning("x", configs=0, steps=1)

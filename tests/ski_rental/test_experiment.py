@@ -7,9 +7,9 @@ import matplotlib
 matplotlib.use("Agg")
 
 from icml26.core import VERDICTS, run_experiment  # noqa: E402
-from icml26.ski_rental.experiment import QUICK, compute_seed  # noqa: E402
+from icml26.ski_rental.experiment import QUICK, measure  # noqa: E402
 
-CLAIMS = {"clamp_beats_psk_det_lam0.5", "lp_never_worse_than_psk_rand", "clamp_robust", "lp_robust"}
+CLAIMS = {"point_prediction_loses_lam0.5", "clamp_beats_psk_det_lam0.5", "lp_never_worse_than_psk_rand", "clamp_robust", "lp_robust"}
 
 
 def test_quick_preset_end_to_end(tmp_path):
@@ -28,7 +28,7 @@ def test_quick_preset_end_to_end(tmp_path):
     assert "where_clamp_loses" in result["tables"]
 
 
-def test_compute_seed_is_deterministic():
-    a, b = compute_seed(QUICK, 1), compute_seed(QUICK, 1)
+def test_measure_is_deterministic():
+    a, b = measure(QUICK, 1), measure(QUICK, 1)
     assert json.dumps(a, sort_keys=True, default=float) == json.dumps(b, sort_keys=True, default=float)
     assert len(a["records"]) == 6 * (len(QUICK.deltas) + len(QUICK.adversarial_weights))

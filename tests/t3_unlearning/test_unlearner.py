@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.core.tinylm import TinyLM, TinyLMConfig
+from icml26.common.tinylm import TinyLM, TinyLMConfig
 from icml26.t3_unlearning import T3Unlearner, TemperThenTiltLogitsProcessor
 from icml26.t3_unlearning.data import make_fictitious_authors, split_forget
 from icml26.t3_unlearning.unlearn import PlainLM, answer_logprobs, grad_diff, gradient_ascent, npo, npo_loss

@@ -4,8 +4,8 @@ Two settings (spec section 5):
 
 * ``setting="digits"`` (preset ``quick``): the "model" is a 2-hidden-layer torch MLP trained on sklearn's digits
   with 20% label noise; its two hidden layers are the activations, its max softmax the raw confidence.
-* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.core.tinylm``) trained on the synthetic facts
-  corpus (``icml26.core.facts``: invented entities, exposure k in {0, 1, 3, 10}); two tasks, multiple-choice QA
+* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.common.tinylm``) trained on the synthetic facts
+  corpus (``icml26.common.facts``: invented entities, exposure k in {0, 1, 3, 10}); two tasks, multiple-choice QA
   (one answer word; raw confidence = its probability) and tool calls (greedy ``fn ( arg = value , ... )``, exact
   match; raw confidence = product of the token probabilities).  Hidden states of every block are recorded with
   :class:`ActivationRecorder` and mean-pooled over the positions that predict the generated tokens.
@@ -142,8 +142,8 @@ def _digits_outputs(cfg: Config) -> dict[str, dict]:
 
 
 def _train_or_load_lm(cfg: Config, progress):
-    from icml26.core.facts import DEFAULT_TOOLS, make_fact_world, training_corpus
-    from icml26.core.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
+    from icml26.common.facts import DEFAULT_TOOLS, make_fact_world, training_corpus
+    from icml26.common.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
 
     world = make_fact_world(cfg.n_entities, seed=cfg.data_seed, name_words=1)
     tok = world.tokenizer(DEFAULT_TOOLS)
@@ -237,7 +237,7 @@ def _lm_task(model, tok, prompts: list[str], targets: list[str], max_new: int) -
 
 
 def _lm_outputs(cfg: Config, progress) -> dict[str, dict]:
-    from icml26.core.facts import DEFAULT_TOOLS, mcqa_item, tool_call_item
+    from icml26.common.facts import DEFAULT_TOOLS, mcqa_item, tool_call_item
 
     seed_everything(cfg.data_seed)
     world, tok, model, info = _train_or_load_lm(cfg, progress)

@@ -1,4 +1,4 @@
-"""The ``progress`` object every experiment's ``run(config, seeds, progress)`` receives.
+"""The ``progress`` object every experiment's ``measure(config, seed, progress)`` receives.
 
 It does two things a long run needs: show progress (a rich bar on a terminal, nothing in tests) and
 remember finished work, so a run that is interrupted resumes where it stopped.  ``cached(key, compute)``
@@ -8,6 +8,8 @@ config) finished it, and otherwise computes it and stores it atomically.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import json
@@ -109,10 +111,23 @@ class Progress:
 
         key = hashlib.sha256(json.dumps(to_jsonable(dict(config)), sort_keys=True).encode()).hexdigest()[:16]
         path = self.artifact_dir / f"{name}-{key}.pt"
-        if path.exists():
-            return torch.load(path, map_location="cpu", weights_only=True)
-        payload = build()
-        buf = io.BytesIO()
-        torch.save(payload, buf)
-        atomic_write_bytes(path, buf.getvalue())
-        return payload
+        with _file_lock(path.with_name(path.name + ".lock")):  # parallel seeds build it once, the rest wait
+            if path.exists():
+                return torch.load(path, map_location="cpu", weights_only=True)
+            payload = build()
+            buf = io.BytesIO()
+            torch.save(payload, buf)
+            atomic_write_bytes(path, buf.getvalue())
+            return payload
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (created if needed), held for the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

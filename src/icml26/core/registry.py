@@ -1,30 +1,49 @@
-"""The run registry: the one place that knows which papers exist.
+"""The run registry: a static manifest of the papers, and the reproduction of each, imported only to run it.
 
-A paper folder ``icml26/<slug>/`` registers its reproduction in ``experiment.py``::
+``icml26.manifest.PAPERS`` lists every paper (slug, title, reference, component line, optional dependencies);
+:func:`experiments` reads it without importing any paper module, torch or an optional dependency.  A paper's
+``experiment.py`` declares its reproduction::
 
-    register(Experiment(slug="ski_rental", title=..., paper=..., presets={"quick": Config(...),
-             "full": Config(...)}, seeds={"quick": 3, "full": 5}, run=run))
+    EXPERIMENT = register(Experiment(slug="ski_rental", presets={"quick": Config(...), "full": Config(...)},
+                                     seeds={"quick": 3, "full": 5}, measure=measure, judge=judge))
 
-``run(config, seeds, progress) -> Report`` receives one preset (a frozen dataclass), the list of integer
-seeds and a :class:`~icml26.core.progress.Progress`.  Experiments are discovered by importing every
-``icml26.<pkg>.experiment`` module; a paper whose optional dependencies are missing is listed as
-unavailable with the reason instead of breaking the others.
+``measure(config, seed, progress) -> dict`` computes one independent replicate (data, initialisation and splits
+all drawn from ``seed``; JSON-able); ``judge(config, records, report)`` turns the per-seed records (in seed order)
+into judged statements, tables and figures on ``report``.  :func:`get` imports the module on first use.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import importlib.util
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass, is_dataclass, replace
 from typing import Any
 
-from .report import Report
-
-__all__ = ["Experiment", "register", "get", "experiments", "unavailable", "PRESETS"]
+__all__ = ["Entry", "Experiment", "register", "get", "experiments", "unavailable", "PRESETS"]
 
 PRESETS = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One paper as the manifest lists it (no import needed)."""
+
+    slug: str
+    title: str
+    paper: str = ""
+    component: str = ""
+    module: str = ""  # default: icml26.<slug>.experiment
+    needs: tuple[str, ...] = ()
+    extra: str = ""
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.slug):
+            raise ValueError(f"slug must be a lowercase python identifier, got {self.slug!r}")
+        if not self.module:
+            object.__setattr__(self, "module", f"icml26.{self.slug}.experiment")
+        object.__setattr__(self, "needs", tuple(self.needs))
 
 
 @dataclass(frozen=True)
@@ -34,22 +53,22 @@ class Experiment:
     Attributes
     ----------
     slug: folder name of the paper (``icml26.<slug>``).
-    title: the paper's title.
-    paper: reference (authors, venue, arXiv id).
     presets: ``{"quick": cfg, "full": cfg}``, each a frozen dataclass instance.
     seeds: default number of seeds per preset.
-    run: ``run(config, seeds, progress) -> Report``.
-    component: one line naming what a user gets (shown by ``icml26 list``).
-    threads: if set, the runner limits torch's intra-op threads and the BLAS pools to this many while ``run``
-        executes, then restores them (tiny models run faster on one thread, and much faster on shared CPUs).
+    measure: ``measure(config, seed, progress) -> dict``, one independent replicate.
+    judge: ``judge(config, records, report)``, verdicts from the per-seed records.
+    title, paper, component: filled from the manifest when left empty.
+    threads: if set, the runner limits torch's intra-op threads and the BLAS pools to this many while
+        ``measure`` executes (tiny models run faster on one thread, and much faster on shared CPUs).
     """
 
     slug: str
-    title: str
-    paper: str
     presets: Mapping[str, Any]
     seeds: Mapping[str, int]
-    run: Callable[..., Report]
+    measure: Callable[..., dict]
+    judge: Callable[..., None]
+    title: str = ""
+    paper: str = ""
     component: str = ""
     threads: int | None = None
 
@@ -64,62 +83,72 @@ class Experiment:
         for name, cfg in self.presets.items():
             if not (is_dataclass(cfg) and type(cfg).__dataclass_params__.frozen):
                 raise TypeError(f"preset {name!r} of {self.slug!r} must be a frozen dataclass instance")
-        if not callable(self.run):
-            raise TypeError("run must be callable")
+        if not callable(self.measure) or not callable(self.judge):
+            raise TypeError("measure and judge must be callable")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise ValueError(f"threads must be None or an integer >= 1, got {self.threads!r}")
 
 
 _REGISTRY: dict[str, Experiment] = {}
-_UNAVAILABLE: dict[str, str] = {}
-_DISCOVERED = False
+
+
+def _manifest() -> dict[str, Entry]:
+    from icml26.manifest import PAPERS
+
+    return {p["slug"]: Entry(**p) for p in PAPERS}
 
 
 def register(exp: Experiment) -> Experiment:
-    """Add an experiment (called once, at import of the paper's ``experiment.py``)."""
+    """Add an experiment (called once, at import of the paper's ``experiment.py``); fills title from the manifest."""
     if not isinstance(exp, Experiment):
         raise TypeError("register expects an Experiment")
+    entry = _manifest().get(exp.slug)
+    if entry is not None:
+        exp = replace(
+            exp,
+            title=exp.title or entry.title,
+            paper=exp.paper or entry.paper,
+            component=exp.component or entry.component,
+        )
+    elif not exp.title:
+        raise ValueError(f"experiment {exp.slug!r} is not in icml26.manifest, so it must give a title")
     old = _REGISTRY.get(exp.slug)
-    if old is not None and old.run is not exp.run:
+    if old is not None and old.measure is not exp.measure:
         raise ValueError(f"slug {exp.slug!r} is registered twice")
     _REGISTRY[exp.slug] = exp
     return exp
 
 
-def _discover() -> None:
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    import icml26
-
-    for mod in pkgutil.iter_modules(icml26.__path__):
-        if not mod.ispkg or mod.name == "core":
-            continue
-        try:
-            importlib.import_module(f"icml26.{mod.name}.experiment")
-        except ModuleNotFoundError as e:
-            if e.name == f"icml26.{mod.name}.experiment":
-                continue  # a package without a reproduction
-            _UNAVAILABLE[mod.name] = f"missing dependency {e.name!r} (install the extra this paper needs)"
-    _DISCOVERED = True
-
-
-def experiments() -> dict[str, Experiment]:
-    """All registered experiments, by slug, sorted."""
-    _discover()
-    return dict(sorted(_REGISTRY.items()))
+def experiments() -> dict[str, Entry]:
+    """Every known paper by slug, sorted: the manifest plus experiments registered in this process (no imports)."""
+    out = _manifest()
+    for slug, exp in _REGISTRY.items():
+        out.setdefault(slug, Entry(slug=slug, title=exp.title, paper=exp.paper, component=exp.component))
+    return dict(sorted(out.items()))
 
 
 def unavailable() -> dict[str, str]:
-    """Papers whose experiment module could not be imported, with the reason."""
-    _discover()
-    return dict(_UNAVAILABLE)
+    """Papers whose optional dependencies are not installed, with the reason (found without importing them)."""
+    out = {}
+    for slug, e in _manifest().items():
+        missing = [n for n in e.needs if importlib.util.find_spec(n) is None]
+        if missing:
+            extra = f" (pip install 'icml26[{e.extra}]')" if e.extra else ""
+            out[slug] = f"missing dependency {', '.join(map(repr, missing))}{extra}"
+    return out
 
 
 def get(slug: str) -> Experiment:
-    exps = experiments()
-    if slug not in exps:
-        known = ", ".join(exps) or "(none)"
-        extra = f" ({_UNAVAILABLE[slug]})" if slug in _UNAVAILABLE else ""
-        raise KeyError(f"unknown slug {slug!r}{extra}; known slugs: {known}")
-    return exps[slug]
+    """The experiment of ``slug``, importing its module on first use."""
+    if slug in _REGISTRY:
+        return _REGISTRY[slug]
+    entries = experiments()
+    if slug not in entries:
+        raise KeyError(f"unknown slug {slug!r}; known slugs: {', '.join(entries) or '(none)'}")
+    why = unavailable().get(slug)
+    if why:
+        raise KeyError(f"{slug!r} is unavailable: {why}")
+    importlib.import_module(entries[slug].module)
+    if slug not in _REGISTRY:
+        raise KeyError(f"{entries[slug].module} did not register an experiment named {slug!r}")
+    return _REGISTRY[slug]

@@ -1,22 +1,39 @@
-"""Run one registered experiment end to end: seeds, timing, progress cache, and the run folder."""
+"""Run one registered experiment: per-seed ``measure`` (in-process, local processes or submitit), then ``judge``.
+
+Seeds are the unit.  Each seed's record is stored as soon as it is measured, under
+``OUT/SLUG/.records/<preset>-<config hash>-<code hash>/seed<N>.json``, keyed by the slug, the preset, the
+configuration, the seed and a hash of the code (the paper's folder, ``core`` and ``common``).  So an
+interrupted run resumes without recomputing finished seeds, a rerun of unchanged code re-judges at once, and any
+edit of the code invalidates stale records.  ``fresh=True`` recomputes regardless.
+
+Executors: ``"local"`` runs seeds in this process (``jobs=1``) or in ``jobs`` spawned processes; ``"slurm"``
+submits one SLURM job per seed through submitit (``slurm={"partition": ..., "time_min": ...}``);
+``"submitit-local"`` runs the same submitit path with its local executor (how it is tested).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import inspect
 import json
+import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from .io import latest_run, load_result, to_jsonable, versions, write_run
+from .io import atomic_write_text, latest_run, load_result, to_jsonable, versions, write_run
 from .progress import Progress
-from .registry import PRESETS, get
+from .registry import PRESETS, Experiment, get
+from .report import Report, counts
+from .seeding import seed_everything
 
-__all__ = ["run_experiment", "resolve_seeds", "limited_threads"]
+__all__ = ["run_experiment", "resolve_seeds", "limited_threads", "code_hash", "EXECUTORS", "latest_results"]
+
+EXECUTORS = ("local", "slurm", "submitit-local")
 
 
 @contextmanager
@@ -45,6 +62,96 @@ def resolve_seeds(n: int | None, default: int) -> list[int]:
     return list(range(n))
 
 
+def code_hash(exp: Experiment) -> str:
+    """Hash of every ``.py`` file in the paper's folder (``icml26/<slug>/``, else the folder of ``measure``'s
+    module), in ``icml26.core`` and in ``icml26.common``."""
+    here = Path(__file__).resolve().parent
+    paper = here.parent / exp.slug
+    if not paper.is_dir():
+        paper = Path(inspect.getfile(exp.measure)).resolve().parent
+    folders = {paper, here, here.parent / "common"}
+    h = hashlib.sha256()
+    for folder in sorted(folders):
+        for f in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
+            h.update(str(f.relative_to(folder.parent)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One seed to measure, with everything a worker process needs (picklable)."""
+
+    exp: Experiment
+    config: Any
+    seed: int
+    record_path: str
+    artifact_dir: str
+    threads: int | None
+    show: bool
+
+
+def _measure_task(task: _Task) -> dict:
+    """Measure one seed and store its record atomically; returns the stored envelope."""
+    path = Path(task.record_path)
+    parts = path.with_name(path.stem + ".parts")
+    progress = Progress(cache_dir=parts, show=task.show, artifact_dir=task.artifact_dir)
+    t0 = time.perf_counter()
+    with limited_threads(task.threads):
+        seed_everything(task.seed)
+        record = task.exp.measure(task.config, task.seed, progress)
+    if not isinstance(record, Mapping):
+        raise TypeError(f"measure of {task.exp.slug!r} must return a dict, got {type(record).__name__}")
+    env = {
+        "seed": task.seed,
+        "wall_s": time.perf_counter() - t0,
+        "pieces_resumed": progress.n_cached,
+        "pid": os.getpid(),
+        "record": to_jsonable(record),
+    }
+    atomic_write_text(path, json.dumps(env))
+    shutil.rmtree(parts, ignore_errors=True)
+    return env
+
+
+def _default_threads(jobs: int) -> int:
+    env = os.environ.get("ICML26_NUM_THREADS")
+    total = int(env) if env and env.isdigit() and int(env) > 0 else min(os.cpu_count() or 1, 4)
+    return max(1, total // jobs)
+
+
+def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str, Any], folder: Path, progress):
+    if not tasks:
+        return []
+    if executor == "local" and jobs == 1:
+        return [_measure_task(t) for t in progress.track(tasks, total=len(tasks), description="seeds")]
+    if executor == "local":
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(_measure_task, t) for t in tasks]
+            return [f.result() for f in progress.track(futures, total=len(futures), description="seeds")]
+    try:
+        import submitit
+    except ImportError as e:  # pragma: no cover - depends on the extra
+        raise RuntimeError("executor 'slurm' needs submitit: pip install 'icml26[slurm]'") from e
+    folder.mkdir(parents=True, exist_ok=True)
+    if executor == "submitit-local":
+        ex = submitit.LocalExecutor(folder=str(folder))
+        ex.update_parameters(timeout_min=int(slurm.get("time_min", 60)))
+    else:
+        ex = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
+        params = {"timeout_min": int(slurm.get("time_min", 60)), "cpus_per_task": int(slurm.get("cpus", 2))}
+        if slurm.get("partition"):
+            params["slurm_partition"] = slurm["partition"]
+        if jobs > 1:
+            params["slurm_array_parallelism"] = jobs
+        ex.update_parameters(**params)
+    handles = [ex.submit(_measure_task, t) for t in tasks]
+    return [h.result() for h in progress.track(handles, total=len(handles), description="seeds")]
+
+
 def run_experiment(
     slug: str,
     preset: str = "quick",
@@ -52,30 +159,60 @@ def run_experiment(
     out: str | Path = "runs",
     show_progress: bool = False,
     overrides: dict | None = None,
+    jobs: int = 1,
+    executor: str = "local",
+    slurm: Mapping[str, Any] | None = None,
+    fresh: bool = False,
 ) -> Path:
-    """Run ``slug`` with ``preset`` over ``seeds`` seeds (default: the experiment's) and write its run folder.
+    """Measure ``slug``'s seeds (reusing stored records), judge them, and write the run folder; return it.
 
-    Finished pieces of work are cached under ``out/<slug>/.cache/<preset>-<hash>/`` so an interrupted run
-    resumes; the cache is removed once the run folder is written.  ``out/<slug>/.artifacts/`` is kept across
-    runs (``progress.artifact_dir``) for trained checkpoints.  Returns the run folder.
+    ``jobs``: parallel seeds (local processes, or the SLURM array's parallelism); ``executor``: one of
+    :data:`EXECUTORS`; ``fresh``: ignore stored records.  The run folder's result.json holds the config, the
+    per-seed records, the judged statements (each with its kind), tuning budgets, versions and wall times.
     """
-    exp = get(slug)
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    exp = get(slug)
     config = exp.presets[preset]
     if overrides:
         config = replace(config, **overrides)
     seed_list = resolve_seeds(seeds, int(exp.seeds[preset]))
     cfg_json = json.dumps(to_jsonable(config), sort_keys=True)
-    key = hashlib.sha256(f"{cfg_json}|{seed_list}".encode()).hexdigest()[:12]
-    cache_dir = Path(out) / slug / ".cache" / f"{preset}-{key}"
-    progress = Progress(cache_dir=cache_dir, show=show_progress, artifact_dir=Path(out) / slug / ".artifacts")
+    cfg_key = hashlib.sha256(cfg_json.encode()).hexdigest()[:12]
+    chash = code_hash(exp)
+    slug_dir = Path(out) / slug
+    rec_dir = slug_dir / ".records" / f"{preset}-{cfg_key}-{chash}"
+    progress = Progress(show=show_progress)
 
     t0 = time.perf_counter()
-    with limited_threads(exp.threads):
-        report = exp.run(config, seed_list, progress)
-    wall = time.perf_counter() - t0
+    envelopes: dict[int, dict] = {}
+    todo = []
+    in_process = jobs == 1 and executor == "local"
+    threads = exp.threads if exp.threads is not None else (None if in_process else _default_threads(jobs))
+    for s in seed_list:
+        path = rec_dir / f"seed{s}.json"
+        if path.exists() and not fresh:
+            envelopes[s] = {**json.loads(path.read_text()), "from_cache": True}
+        else:
+            artifacts = str(slug_dir / ".artifacts")
+            todo.append(_Task(exp, config, s, str(path), artifacts, threads, show_progress and in_process))
+    for env in _run_tasks(todo, jobs, executor, slurm or {}, slug_dir / ".submitit", progress):
+        envelopes[env["seed"]] = {**env, "from_cache": False}
+    measured = time.perf_counter() - t0
+    records = [envelopes[s]["record"] for s in seed_list]
 
+    report = Report(seeds=list(seed_list))
+    exp.judge(config, records, report)
+    report.resolve()
+    wall = time.perf_counter() - t0
+    n_cached = sum(e["from_cache"] for e in envelopes.values())
+    per_seed = {str(s): round(envelopes[s]["wall_s"], 3) for s in seed_list}
+
+    claims = [c.to_dict() for c in report.claims]
     result = {
         "slug": slug,
         "title": exp.title,
@@ -83,34 +220,41 @@ def run_experiment(
         "preset": preset,
         "config": config,
         "seeds": seed_list,
-        "claims": [c.to_dict() for c in report.claims],
+        "claims": claims,
+        "counts": counts(claims),
+        "tuning": report.tuning,
+        "records": records,
         "metrics": report.metrics,
         "tables": {t.name: t.rows for t in report.tables},
         "figures": [f.filename for f in report.figures],
         "notes": report.notes,
         "versions": versions(),
+        "code_hash": chash,
+        "executor": executor,
+        "jobs": jobs,
         "wall_time_s": wall,
-        "resumed_pieces": progress.n_cached,
+        "measure_s_per_seed": per_seed,
+        "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())),
+        "seeds_from_cache": n_cached,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     header = {
         "paper": exp.paper,
         "preset": preset,
         "seeds": ", ".join(map(str, seed_list)),
-        "wall time": f"{wall:.1f} s" + (f" ({progress.n_cached} pieces resumed)" if progress.n_cached else ""),
+        "wall time": f"{wall:.1f} s (measure {measured:.1f} s, {jobs} job(s), {executor})"
+        + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else ""),
+        "compute per seed (s)": ", ".join(f"{k}: {v:.1f}" for k, v in per_seed.items()),
         "date (UTC)": result["created_utc"],
+        "code hash": chash,
         "versions": ", ".join(f"{k} {v}" for k, v in result["versions"].items()),
     }
     md = report.to_markdown(exp.title, header)
-    run_dir = write_run(out, result, md, {f.filename: f.png for f in report.figures})
-    shutil.rmtree(cache_dir, ignore_errors=True)
-    with contextlib.suppress(OSError):  # the .cache folder itself, once no other preset's cache is in it
-        cache_dir.parent.rmdir()
-    return run_dir
+    return write_run(out, result, md, {f.filename: f.png for f in report.figures})
 
 
 def latest_results(out: str | Path) -> dict[str, dict]:
-    """The latest result of every registered slug that has one under ``out``."""
+    """The latest result of every known slug that has one under ``out``."""
     from .registry import experiments
 
     found = {}

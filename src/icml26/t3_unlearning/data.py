@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.core.facts import EOS, FactWorld, Relation, WordTokenizer, make_fact_world, make_names
+from icml26.common.facts import EOS, FactWorld, Relation, WordTokenizer, make_fact_world, make_names
 
 __all__ = [
     "AUTHOR_RELATIONS",

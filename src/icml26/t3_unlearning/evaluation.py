@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from icml26.core.facts import WordTokenizer
+from icml26.common.facts import WordTokenizer
 
 from .data import QAItem
 from .metrics.tofu import forget_quality, model_utility, prob_score, rouge_l_recall, truth_ratio, truth_ratio_values

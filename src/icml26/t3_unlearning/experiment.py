@@ -220,7 +220,7 @@ def _base_model(cfg: Config, data, authors, which: str, progress, snapshots: tup
     """Train (or load from ``.artifacts``) a tiny GPT on ``training_texts(data, authors)``.  Returns ``(model,
     train_seconds, {step: model})`` where the dict holds copies of the same run taken after each step in
     ``snapshots``."""
-    from icml26.core.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
+    from icml26.common.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
 
     tok = data.tokenizer
 

@@ -41,7 +41,7 @@ Pair = tuple[Sequence[int], Sequence[int]]
 class BaseFeatures:
     """Read logits, hidden states and input embeddings from a frozen causal LM.
 
-    Works with :class:`icml26.core.tinylm.TinyLM` (hidden state after ``model.blocks[feature_layer]``) and with
+    Works with :class:`icml26.common.tinylm.TinyLM` (hidden state after ``model.blocks[feature_layer]``) and with
     Hugging Face causal LMs (``output_hidden_states=True``; ``feature_layer`` indexes ``hidden_states``, so
     ``-1`` is the last layer).
     """
@@ -228,7 +228,7 @@ class T3Unlearner:
 
     Parameters
     ----------
-    base_model: a :class:`~icml26.core.tinylm.TinyLM` or a Hugging Face causal LM; never modified.
+    base_model: a :class:`~icml26.common.tinylm.TinyLM` or a Hugging Face causal LM; never modified.
     feature_layer: which hidden state feeds the classifier (negative counts from the end).
     temperature: ``T >= 1`` tempers the base distribution (``T = 1`` is classifier guidance); must be > 0.
     guidance: ``lambda``, the weight of ``log f_hat``; must be >= 0.

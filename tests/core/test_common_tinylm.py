@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from icml26.core.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
+from icml26.common.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
 
 
 def _model(**kw):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from icml26.core.facts import (
+from icml26.common.facts import (
     DEFAULT_TOOLS,
     EXPOSURES,
     Relation,

@@ -1,0 +1,82 @@
+"""The manifest: the one list of the papers in this package.
+
+Static data only (no imports), so ``icml26 --help``, ``list``, ``report`` and argument checks run without
+importing any paper module or torch.  A paper is imported only to run it (:func:`icml26.core.registry.get`).
+``needs`` are the import names of optional dependencies (from the extra named in ``extra``); a paper whose
+needs are missing is listed as unavailable with the extra to install.
+"""
+
+from __future__ import annotations
+
+PAPERS: tuple[dict, ...] = (
+    {
+        "slug": "acute_euro",
+        "title": "The ACUTE Protocol: LM Activations for Calibration, Utility and Trust (EURO metric)",
+        "paper": "Subramani, Goyal, Song, Malek, Xue, Pfister, Palangi, ICML 2026, arXiv 2606.07822",
+        "component": "euro / auc_euro / smooth_ece metrics, ACUTEConfidenceEstimator (sklearn), ActivationRecorder, "
+        "Platt / isotonic / NWKR calibrators",
+    },
+    {
+        "slug": "crel",
+        "title": "Conformal Reliability: A New Evaluation Metric for Conditional Generation",
+        "paper": "Gao, Sun, Wang, Shi, Wang, Feng, Fu, ICML 2026, arXiv 2605.30807",
+        "component": "ConformalReliability (conformal latent sets + PGD worst-case metric), Ellipsoid, "
+        "UnionOfBalls, worst_case",
+    },
+    {
+        "slug": "faps",
+        "title": "FaPS: A General and Fast Training Method for Diffusion Models",
+        "paper": "Wang, Han & Ding, ICML 2026 (poster 66018)",
+        "component": "FaPSTrainer + FrequencyGate (policy-gradient patch gate) around a token-dropping TinyDiT",
+    },
+    {
+        "slug": "focus",
+        "title": "FOCUS: DLLMs Know How to Tame Their Compute Bound",
+        "paper": "K. Liang, X. Tan, A. Zhong, H. Xu, M. Canini, ICML 2026, arXiv 2601.23278",
+        "component": "BlockDiffusionLM + BlockDiffusionDecoder (delayed cache, FOCUS eviction), focus_* pure functions",
+    },
+    {
+        "slug": "fused_orthogonal",
+        "title": "Adaptive Estimation and Inference in Semi-parametric Heterogeneous Clustered Multitask "
+        "Learning via Neyman Orthogonality",
+        "paper": "Hanxiao Chen, Debarghya Mukherjee, ICML 2026, arXiv 2605.01907",
+        "component": "AdaptiveFusedOrthogonal: sklearn-style clustered multitask DML (PLR/IRM) with fused "
+        "adaptive penalties, pooled refit and Wald CIs; PersonalizedDML/Oracle/ARMUL-like/uniform baselines",
+    },
+    {
+        "slug": "gcf_layer",
+        "title": "Universal Representation of Generalized Convex Functions and their Gradients",
+        "paper": "Moeen Nehzati, ICML 2026, arXiv 2509.04477",
+        "component": "FinitelyConvex layer (soft/hard/STE), MenuMechanism auctions, GeneralCostOT maps, l2_uvp",
+        "needs": ("ot",),
+        "extra": "ot",
+    },
+    {
+        "slug": "ski_rental",
+        "title": "Robust and Consistent Ski Rental with Distributional Advice",
+        "paper": "Jihwan Kim, Chenglin Fan, ICML 2026, arXiv 2603.29233",
+        "component": "SkiRental, ClampPolicy, RobustStoppingDistribution (LP water-filling), PSK / Karlin / "
+        "Cui-Dinitz baselines, exact ECR evaluation",
+    },
+    {
+        "slug": "slaclip",
+        "title": "SlaClip: Gradient Norm Slacks can be Indicator for Adaptive Clipping in DP-SGD",
+        "paper": "Zou, Wang, Zhu, Li, Dong, Sassone, Wu, ICML 2026 (openreview 48suUeYKdb)",
+        "component": "SlaClipDPOptimizer (Opacus DPOptimizer) + make_private_slaclip; AdaClip/AUTO-S baselines",
+        "needs": ("opacus",),
+        "extra": "dp",
+    },
+    {
+        "slug": "t3_unlearning",
+        "title": "Temper-Then-Tilt: Principled Unlearning for Generative Models",
+        "paper": "Block, Mohri, Mokhtari, Shakkottai, ICML 2026, arXiv 2602.10217",
+        "component": "T3Unlearner + TemperThenTiltLogitsProcessor (HF generate), TOFU metrics, GA/GradDiff/NPO, "
+        "exact toy",
+    },
+    {
+        "slug": "upipe",
+        "title": "Untied Ulysses: Memory-Efficient Context Parallelism via Headwise Chunking",
+        "paper": "R. Ghadia, M. Abraham, S. Vorobyov, M. Ryabinin, ICML 2026, arXiv 2602.21196",
+        "component": "UPipeAttention / upipe_attention (torch.distributed), Ulysses and Ring baselines, LiveTensorBytes",
+    },
+)
