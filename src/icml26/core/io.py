@@ -22,31 +22,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "atomic_write_bytes",
-    "atomic_write_text",
-    "to_jsonable",
-    "versions",
-    "write_run",
-    "latest_run",
-    "load_result",
-    "RESULT_FIELDS",
-]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "to_jsonable", "versions", "write_run", "latest_run",
+    "load_result", "RESULT_FIELDS"]
 
 #: Fields every ``result.json`` carries (other tools read them).
-RESULT_FIELDS = (
-    "slug",
-    "title",
-    "paper",
-    "preset",
-    "config",
-    "seeds",
-    "claims",
-    "metrics",
-    "versions",
-    "wall_time_s",
-    "created_utc",
-)
+RESULT_FIELDS = ("slug", "title", "paper", "preset", "config", "seeds", "claims", "metrics", "versions",
+    "wall_time_s", "created_utc")
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

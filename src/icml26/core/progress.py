@@ -27,21 +27,13 @@ T = TypeVar("T")
 class Progress:
     """Progress display plus a resume cache.
 
-    Parameters
-    ----------
-    cache_dir:
-        Folder for finished pieces of work (one JSON file per key); ``None`` keeps them in memory only.
-    show:
-        Draw a rich progress bar on stderr.
-    artifact_dir:
-        Folder for expensive artifacts that stay valid across runs (trained checkpoints, keyed by the caller,
-        e.g. by a hash of the training config); unlike ``cache_dir`` it is not cleared when a run finishes.
-        ``None`` when the caller keeps no such folder.
+    ``cache_dir``: finished pieces of work, one JSON file per key (``None``: in memory only); ``show``: draw a
+    rich progress bar on stderr; ``artifact_dir``: expensive artifacts valid across runs and seeds (trained
+    checkpoints, keyed by a hash of their config), never cleared by the runner.
     """
 
-    def __init__(
-        self, cache_dir: str | Path | None = None, show: bool = False, artifact_dir: str | Path | None = None
-    ) -> None:
+    def __init__(self, cache_dir: str | Path | None = None, show: bool = False,
+                 artifact_dir: str | Path | None = None) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.artifact_dir = Path(artifact_dir) if artifact_dir is not None else None
         self.show = show

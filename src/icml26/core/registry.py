@@ -48,19 +48,10 @@ class Entry:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One paper's reproduction.
-
-    Attributes
-    ----------
-    slug: folder name of the paper (``icml26.<slug>``).
-    presets: ``{"quick": cfg, "full": cfg}``, each a frozen dataclass instance.
-    seeds: default number of seeds per preset.
-    measure: ``measure(config, seed, progress) -> dict``, one independent replicate.
-    judge: ``judge(config, records, report)``, verdicts from the per-seed records.
-    title, paper, component: filled from the manifest when left empty.
-    threads: if set, the runner limits torch's intra-op threads and the BLAS pools to this many while
-        ``measure`` executes (tiny models run faster on one thread, and much faster on shared CPUs).
-    """
+    """One paper's reproduction: ``presets`` (``{"quick": cfg, "full": cfg}``, frozen dataclasses), default
+    ``seeds`` per preset, ``measure`` and ``judge`` (module docstring); ``title``/``paper``/``component`` come from
+    the manifest when left empty; ``threads`` limits torch's and BLAS's threads while ``measure`` runs (tiny
+    models run faster on one thread, and much faster on shared CPUs)."""
 
     slug: str
     presets: Mapping[str, Any]

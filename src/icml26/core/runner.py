@@ -29,7 +29,7 @@ from .io import atomic_write_text, latest_run, load_result, to_jsonable, version
 from .progress import Progress
 from .registry import PRESETS, Experiment, get
 from .report import Report, counts
-from .seeding import seed_everything
+from .seeding import default_threads, seed_everything
 
 __all__ = ["run_experiment", "resolve_seeds", "limited_threads", "code_hash", "EXECUTORS", "latest_results"]
 
@@ -102,22 +102,11 @@ def _measure_task(task: _Task) -> dict:
         record = task.exp.measure(task.config, task.seed, progress)
     if not isinstance(record, Mapping):
         raise TypeError(f"measure of {task.exp.slug!r} must return a dict, got {type(record).__name__}")
-    env = {
-        "seed": task.seed,
-        "wall_s": time.perf_counter() - t0,
-        "pieces_resumed": progress.n_cached,
-        "pid": os.getpid(),
-        "record": to_jsonable(record),
-    }
+    env = {"seed": task.seed, "wall_s": time.perf_counter() - t0, "pieces_resumed": progress.n_cached,
+           "pid": os.getpid(), "record": to_jsonable(record)}
     atomic_write_text(path, json.dumps(env))
     shutil.rmtree(parts, ignore_errors=True)
     return env
-
-
-def _default_threads(jobs: int) -> int:
-    env = os.environ.get("ICML26_NUM_THREADS")
-    total = int(env) if env and env.isdigit() and int(env) > 0 else min(os.cpu_count() or 1, 4)
-    return max(1, total // jobs)
 
 
 def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str, Any], folder: Path, progress):
@@ -152,18 +141,9 @@ def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str,
     return [h.result() for h in progress.track(handles, total=len(handles), description="seeds")]
 
 
-def run_experiment(
-    slug: str,
-    preset: str = "quick",
-    seeds: int | None = None,
-    out: str | Path = "runs",
-    show_progress: bool = False,
-    overrides: dict | None = None,
-    jobs: int = 1,
-    executor: str = "local",
-    slurm: Mapping[str, Any] | None = None,
-    fresh: bool = False,
-) -> Path:
+def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, out: str | Path = "runs",
+                   show_progress: bool = False, overrides: dict | None = None, jobs: int = 1, executor: str = "local",
+                   slurm: Mapping[str, Any] | None = None, fresh: bool = False) -> Path:
     """Measure ``slug``'s seeds (reusing stored records), judge them, and write the run folder; return it.
 
     ``jobs``: parallel seeds (local processes, or the SLURM array's parallelism); ``executor``: one of
@@ -192,7 +172,7 @@ def run_experiment(
     envelopes: dict[int, dict] = {}
     todo = []
     in_process = jobs == 1 and executor == "local"
-    threads = exp.threads if exp.threads is not None else (None if in_process else _default_threads(jobs))
+    threads = exp.threads if exp.threads is not None else (None if in_process else max(1, default_threads() // jobs))
     for s in seed_list:
         path = rec_dir / f"seed{s}.json"
         if path.exists() and not fresh:
@@ -214,39 +194,20 @@ def run_experiment(
 
     claims = [c.to_dict() for c in report.claims]
     result = {
-        "slug": slug,
-        "title": exp.title,
-        "paper": exp.paper,
-        "preset": preset,
-        "config": config,
-        "seeds": seed_list,
-        "claims": claims,
-        "counts": counts(claims),
-        "tuning": report.tuning,
-        "records": records,
-        "metrics": report.metrics,
-        "tables": {t.name: t.rows for t in report.tables},
-        "figures": [f.filename for f in report.figures],
-        "notes": report.notes,
-        "versions": versions(),
-        "code_hash": chash,
-        "executor": executor,
-        "jobs": jobs,
-        "wall_time_s": wall,
-        "measure_s_per_seed": per_seed,
-        "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())),
-        "seeds_from_cache": n_cached,
+        "slug": slug, "title": exp.title, "paper": exp.paper, "preset": preset, "config": config, "seeds": seed_list,
+        "claims": claims, "counts": counts(claims), "tuning": report.tuning, "records": records,
+        "metrics": report.metrics, "tables": {t.name: t.rows for t in report.tables},
+        "figures": [f.filename for f in report.figures], "notes": report.notes, "versions": versions(),
+        "code_hash": chash, "executor": executor, "jobs": jobs, "wall_time_s": wall, "measure_s_per_seed": per_seed,
+        "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())), "seeds_from_cache": n_cached,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     header = {
-        "paper": exp.paper,
-        "preset": preset,
-        "seeds": ", ".join(map(str, seed_list)),
+        "paper": exp.paper, "preset": preset, "seeds": ", ".join(map(str, seed_list)),
         "wall time": f"{wall:.1f} s (measure {measured:.1f} s, {jobs} job(s), {executor})"
         + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else ""),
         "compute per seed (s)": ", ".join(f"{k}: {v:.1f}" for k, v in per_seed.items()),
-        "date (UTC)": result["created_utc"],
-        "code hash": chash,
+        "date (UTC)": result["created_utc"], "code hash": chash,
         "versions": ", ".join(f"{k} {v}" for k, v in result["versions"].items()),
     }
     md = report.to_markdown(exp.title, header)

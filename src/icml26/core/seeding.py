@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-__all__ = ["seed_everything", "set_threads"]
+__all__ = ["seed_everything", "set_threads", "default_threads"]
 
 
 def seed_everything(seed: int) -> np.random.Generator:
@@ -29,6 +29,16 @@ def seed_everything(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def default_threads() -> int:
+    """``ICML26_NUM_THREADS`` if set, else the number of CPUs, at most 4."""
+    env = os.environ.get("ICML26_NUM_THREADS")
+    try:
+        n = int(env) if env else min(os.cpu_count() or 1, 4)
+    except ValueError:
+        raise ValueError(f"ICML26_NUM_THREADS must be a positive integer, got {env!r}") from None
+    return n
+
+
 def set_threads(n: int | None = None) -> int:
     """Set torch's intra-op threads to ``n`` and return it.
 
@@ -37,12 +47,7 @@ def set_threads(n: int | None = None) -> int:
     """
     import torch
 
-    if n is None:
-        env = os.environ.get("ICML26_NUM_THREADS")
-        try:
-            n = int(env) if env else min(os.cpu_count() or 1, 4)
-        except ValueError:
-            raise ValueError(f"ICML26_NUM_THREADS must be a positive integer, got {env!r}") from None
+    n = default_threads() if n is None else n
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     torch.set_num_threads(n)

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats as _st
 
 __all__ = ["Estimate", "mean_ci", "paired_wilcoxon", "paired_bootstrap"]
 
@@ -57,6 +56,8 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     std = float(a.std(ddof=1)) if n > 1 else 0.0
     if n == 1 or std == 0.0:
         return Estimate(mean, std, n, mean, mean, confidence)
+    from scipy import stats as _st  # imported on use: the CLI starts without scipy
+
     half = float(_st.t.ppf((1 + confidence) / 2, n - 1) * std / np.sqrt(n))
     return Estimate(mean, std, n, mean - half, mean + half, confidence)
 
@@ -75,6 +76,8 @@ def paired_wilcoxon(a: Sequence[float], b: Sequence[float], alternative: str = "
     d = x - y
     if np.all(d == 0):
         return 0.0, 1.0
+    from scipy import stats as _st
+
     res = _st.wilcoxon(d, alternative=alternative, zero_method="wilcox")
     return float(res.statistic), float(res.pvalue)
 
