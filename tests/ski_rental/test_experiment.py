@@ -9,19 +9,27 @@ matplotlib.use("Agg")
 from icml26.core import VERDICTS, run_experiment  # noqa: E402
 from icml26.ski_rental.experiment import QUICK, measure  # noqa: E402
 
-CLAIMS = {"point_prediction_loses_lam0.5", "clamp_beats_psk_det_lam0.5", "lp_never_worse_than_psk_rand", "clamp_robust", "lp_robust"}
+KINDS = {
+    "point_prediction_loses_lam0.5": "precondition",
+    "clamp_beats_psk_det_lam0.5": "claim",
+    "lp_never_worse_than_psk_rand": "check",
+    "clamp_robust": "check",
+    "lp_robust": "check",
+}
 
 
 def test_quick_preset_end_to_end(tmp_path):
     run_dir = run_experiment("ski_rental", preset="quick", out=tmp_path)
     result = json.loads((run_dir / "result.json").read_text())
     assert result["slug"] == "ski_rental" and result["preset"] == "quick"
-    assert {c["id"] for c in result["claims"]} == CLAIMS
+    assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
     # exact guarantees: these can only fail if the implementation is wrong
     by_id = {c["id"]: c for c in result["claims"]}
     for cid in ("lp_never_worse_than_psk_rand", "clamp_robust", "lp_robust"):
         assert by_id[cid]["verdict"] == "holds", by_id[cid]
+    assert by_id["clamp_beats_psk_det_lam0.5"]["requires"] == ["point_prediction_loses_lam0.5"]
+    assert by_id["clamp_beats_psk_det_lam0.5"]["test"]["n_units"] == 3  # seeds are the unit, not instances
     assert result["metrics"]["n_instances"] == 3 * 6
     for name in ("error_sweep.png", "tradeoff.png", "report.md"):
         assert (run_dir / name).exists()
