@@ -40,3 +40,35 @@ def test_measure_is_deterministic():
     a, b = measure(QUICK, 1), measure(QUICK, 1)
     assert json.dumps(a, sort_keys=True, default=float) == json.dumps(b, sort_keys=True, default=float)
     assert len(a["records"]) == 6 * (len(QUICK.deltas) + len(QUICK.adversarial_weights))
+
+
+def _judged(records):
+    from icml26.core import Report
+    from icml26.ski_rental.experiment import judge
+
+    rep = Report(seeds=list(range(len(records))))
+    judge(QUICK, records, rep)
+    rep.resolve()
+    return {c.id: c for c in rep.claims}
+
+
+def test_verdicts_move_when_the_method_or_the_setting_is_broken():
+    import copy
+
+    records = [measure(QUICK, s) for s in range(3)]
+    base = _judged(records)
+    assert base["point_prediction_loses_lam0.5"].verdict == "holds"
+    # mutant 1: Clamp made slightly worse than PSK-det everywhere -> the claim must not hold
+    worse = copy.deepcopy(records)
+    for out in worse:
+        for r in out["records"]:
+            d = r["lam=0.5"]
+            d["clamp"]["ecr"] = d["psk_det"]["ecr"] + 1e-3
+    assert _judged(worse)["clamp_beats_psk_det_lam0.5"].verdict == "does not hold"
+    # mutant 2: a setting where the point prediction already is optimal -> the claim is "setting invalid"
+    easy = copy.deepcopy(records)
+    for out in easy:
+        for r in out["records"]:
+            r["oracle"]["ecr"] = r["lam=0.5"]["psk_det"]["ecr"]
+    c = _judged(easy)["clamp_beats_psk_det_lam0.5"]
+    assert c.verdict == "inconclusive" and c.reason == "setting invalid: point_prediction_loses_lam0.5"
