@@ -272,8 +272,6 @@ def judge(config: Config, seed_records: list[dict], report: Report) -> None:
         "n_instances": n_inst,
         "n_records": len(records),
         "minimax_ratio": c_b,
-        "records": records,
-        "tradeoff": tradeoff,
     }
     report.add_note(
         f"{n_inst} paired instances ({len(seeds)} seeds x {n_inst // max(len(seeds), 1)} families), "
