@@ -1,33 +1,63 @@
+import copy
 import json
 
-from icml26.core import VERDICTS, run_experiment
-from icml26.t3_unlearning.data import make_fictitious_authors, split_forget
+import pytest
 
-CLAIMS = {
-    "toy_forget_mass",
-    "toy_kl",
-    "toy_gap_closes",
-    "toy_cg_monotone",
-    "lm_fq_vs_cg",
-    "lm_fq_vs_finetune",
-    "lm_utility_vs_full",
-    "lm_utility_vs_finetune",
-    "lm_fq_vs_cg_at_utility",
-    "lm_fq_vs_finetune_at_utility",
-    "lm_utility_vs_full_at_utility",
-    "lm_utility_vs_finetune_at_utility",
-    "cost_params",
-    "cost_fit_time",
-    "sanity_full_model_fq",
-    "memorisation_hurts_cg_more",
+from icml26.core import VERDICTS, Report, run_experiment
+from icml26.t3_unlearning.data import make_fictitious_authors, split_forget
+from icml26.t3_unlearning.experiment import QUICK, judge
+
+KINDS = {
+    "toy_cg_monotone": "precondition",
+    "toy_forget_mass": "claim",
+    "toy_kl": "claim",
+    "full_model_remembers": "precondition",
+    "lm_cg_fails": "precondition",
+    "lm_fq_vs_cg": "claim",
+    "lm_fq_vs_finetune": "claim",
+    "lm_utility_vs_full": "claim",
+    "lm_utility_vs_finetune": "claim",
+    "lm_cg_fails_at_utility": "precondition",
+    "lm_fq_vs_cg_at_utility": "claim",
+    "lm_fq_vs_finetune_at_utility": "claim",
+    "lm_utility_vs_full_at_utility": "claim",
+    "lm_utility_vs_finetune_at_utility": "claim",
+    "cg_hurt_by_memorisation": "precondition",
+    "memorisation_hurts_cg_more": "claim",
+    "cost_fit_time": "claim",
+}
+REQUIRES = {
+    "toy_forget_mass": ["toy_cg_monotone"],
+    "lm_fq_vs_cg": ["full_model_remembers", "lm_cg_fails"],
+    "lm_fq_vs_cg_at_utility": ["full_model_remembers", "lm_cg_fails_at_utility"],
+    "lm_fq_vs_finetune": ["full_model_remembers"],
+    "lm_fq_vs_finetune_at_utility": ["full_model_remembers"],
+    "memorisation_hurts_cg_more": ["cg_hurt_by_memorisation"],
 }
 
 
-def test_quick_preset_end_to_end(tmp_path):
-    run_dir = run_experiment("t3_unlearning", preset="quick", out=tmp_path)
-    result = json.loads((run_dir / "result.json").read_text())
-    assert {c["id"] for c in result["claims"]} == CLAIMS
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    run_dir = run_experiment("t3_unlearning", preset="quick", out=tmp_path_factory.mktemp("t3-quick"))
+    return run_dir, json.loads((run_dir / "result.json").read_text())
+
+
+def test_quick_preset_end_to_end(quick):
+    run_dir, result = quick
+    by_id = {c["id"]: c for c in result["claims"]}
+    assert {i: c["kind"] for i, c in by_id.items()} == KINDS
+    assert {i: c["requires"] for i, c in by_id.items() if c["requires"]} == REQUIRES
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
+    assert not [c for c in result["claims"] if c["kind"] == "check"]  # no guarantee is judged here
+    for c in result["claims"]:
+        if c["kind"] == "claim" and any(by_id[r]["verdict"] != "holds" for r in c["requires"]):
+            assert c["verdict"] == "inconclusive" and c["reason"].startswith("setting invalid")
+    assert by_id["toy_forget_mass"]["test"]["unit"] == "instance"  # independent toy problems, 2 per seed
+    assert by_id["toy_forget_mass"]["test"]["n_units"] == 4
+    assert by_id["lm_fq_vs_finetune"]["test"]["n_units"] == 2  # LM statements: seeds are the unit
+    tuning = result["tuning"]
+    assert tuning["T3"]["budget"] >= tuning["CG"]["budget"] > tuning["GA"]["budget"]  # what the code spends
+    assert by_id["lm_fq_vs_finetune"]["test"]["tuning"]["baselines"]["GA log10 FQ"]["under_tuned"]
     m = result["metrics"]
     assert m["retain_model"]["forget_quality"] == 1.0  # the oracle against itself
     for rule in ("fq", "fq_at_utility"):
@@ -40,6 +70,40 @@ def test_quick_preset_end_to_end(tmp_path):
     assert set(m["memorisation_sweep"]["value_token_prob"]) == {"150", "250"}  # the snapshot and the final model
     for name in ("tofu_scatter.png", "toy_temperature.png", "memorisation_sweep.png", "report.md"):
         assert (run_dir / name).exists()
+    arts = sorted("-".join(p.name.split("-")[:2]) for p in (run_dir.parent / ".artifacts").glob("*.pt"))
+    assert arts == ["t3-selection", "tinylm-full", "tinylm-retain"]  # built once, shared by the seeds
+
+
+def _rejudge(result, mutate):
+    records = copy.deepcopy(result["records"])
+    for r in records:
+        mutate(r)
+    report = Report(seeds=result["seeds"])
+    judge(QUICK, records, report)
+    report.resolve()
+    return {c.id: c for c in report.claims}
+
+
+def test_mutants_move_the_verdicts(quick):
+    result = quick[1]
+
+    def cg_succeeds(r):  # CG already forgets: the precondition fails, the T3-vs-CG claim is not judged
+        for rule in ("fq", "fq_at_utility"):
+            r["lm"][rule]["CG"]["log10_fq"] = 0.0
+
+    c = _rejudge(result, cg_succeeds)
+    assert c["lm_cg_fails"].verdict == "does not hold"
+    assert c["lm_fq_vs_cg"].verdict == "inconclusive" and c["lm_fq_vs_cg"].reason == "setting invalid: lm_cg_fails"
+
+    def t3_is_cg(r):  # a T3 that does nothing beyond CG (and CG fails) never beats it
+        for rule in ("fq", "fq_at_utility"):
+            r["lm"][rule]["CG"]["log10_fq"] = -5.0
+            r["lm"][rule]["T3"]["log10_fq"] = -5.0
+        r["shared"]["full_model"]["forget_quality"] = 1e-6
+
+    c = _rejudge(result, t3_is_cg)
+    assert c["lm_cg_fails"].verdict == "holds" and c["full_model_remembers"].verdict == "holds"
+    assert c["lm_fq_vs_cg"].verdict == "does not hold"
 
 
 def test_generator_is_deterministic_author_disjoint_and_well_formed():
@@ -60,8 +124,6 @@ def test_generator_is_deterministic_author_disjoint_and_well_formed():
 
 
 def test_data_errors():
-    import pytest
-
     with pytest.raises(ValueError, match="n_authors must be"):
         make_fictitious_authors(1)
     with pytest.raises(ValueError, match="percent must lie in"):

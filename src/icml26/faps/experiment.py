@@ -19,6 +19,11 @@ Protocol per seed (all arms share the model initialisation, the data order and t
 
 The FaPS gate's reward, selection and coefficients (``faps_*``) were chosen on tuning seeds 100 and 101,
 disjoint from the reported seeds (0, 1, 2); docs/faps.md lists what was tried.
+
+:func:`measure` runs steps 1-4 for one seed (the data split and the FD feature classifier are shared
+checkpoint artifacts); :func:`judge` first judges the precondition that a fixed frequency rule beats random
+patch dropping at equal wall-clock (something for a gate to learn, issue 19), which the FaPS-vs-random claim
+requires, then the claims and the accounting check.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from matplotlib.figure import Figure
 from icml26.core import (
     Experiment,
     Report,
+    judge_every,
+    judge_k_of_n,
     judge_non_inferiority,
     judge_superiority,
     judge_threshold,
@@ -365,12 +372,28 @@ def _spectral_run(cfg: Config, seed: int, masks: torch.Tensor) -> dict:
     return _train_arm(cfg, "full", seed, cfg.spectral_steps, x, y, None, lambda k: 0.0, (probe_uniform, probe), masks)
 
 
-# -- run ---------------------------------------------------------------------------------------------------
-def run(cfg: Config, seeds: list[int], progress) -> Report:
+# -- measure / judge -------------------------------------------------------------------------------------
+def _classifier(cfg: Config, xtr, ytr, progress):
+    """The FD feature classifier: trained once (seed 0) and shared by every seed, a ``progress.checkpoint``."""
+    from .metrics import DigitClassifier
+
+    def build() -> dict:
+        seed_everything(0)
+        return {"model": train_digit_classifier(xtr, ytr, epochs=cfg.clf_epochs, seed=0).state_dict()}
+
+    blob = progress.checkpoint("fd-classifier", {"img_size": cfg.img_size, "clf_epochs": cfg.clf_epochs,
+                                                 "split_seed": 12345, "n_test": cfg.n_test}, build)  # fmt: skip
+    clf = DigitClassifier()
+    clf.load_state_dict(blob["model"])
+    return clf.eval()
+
+
+def measure(cfg: Config, seed: int, progress) -> dict:
+    """One seed: every arm trained on the same init, data order and noise draws, plus the speed probe, the
+    limited-data pair and the spectral-set run (the data split and the FD classifier are shared artifacts)."""
     data = _data(cfg)
     xtr, ytr, xte, yte = data
-    seed_everything(0)
-    clf = train_digit_classifier(xtr, ytr, epochs=cfg.clf_epochs, seed=0)
+    clf = _classifier(cfg, xtr, ytr, progress)
     with torch.no_grad():
         clf_acc = float((clf(xte).argmax(1) == yte).float().mean())
     fd = _FD(clf.features)
@@ -379,19 +402,37 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     floor_fd.update(xte, real=True)
     floor_fd.update(xtr[: cfg.n_samples], real=False)
     real_vs_real = floor_fd.compute()
+    seed_everything(seed)
+    res = _seed_run(cfg, seed, data, fd, progress)
+    out = _strip(res)
+    for a in ARMS:  # 20 samples per arm for the figure (the record stays small)
+        out["arms"][a]["samples"] = res["arms"][a]["samples"][:20]
+    return {**out, "classifier_test_accuracy": clf_acc, "fd_real_train_vs_test": real_vs_real}
 
-    per_seed = {}
-    for s in progress.track(seeds, description="faps seeds"):
-        seed_everything(s)
-        per_seed[s] = _seed_run(cfg, s, data, fd, progress)
-    return _report(cfg, seeds, per_seed, clf_acc, real_vs_real)
+
+def judge(cfg: Config, records: list[dict], report: Report) -> None:
+    seeds = report.seeds or list(range(len(records)))
+    _report(cfg, seeds, dict(zip(seeds, records)), records[0]["classifier_test_accuracy"],
+            records[0]["fd_real_train_vs_test"], report)  # fmt: skip
 
 
-def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: float) -> Report:
-    rep = Report()
+def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: float, rep: Report) -> None:
     S = [per_seed[s] for s in seeds]
     fd = {a: [r["arms"][a]["fd"] for r in S] for a in ARMS}
     ratio = {a: [r["cost"]["ratio"][a] for r in S] for a in ARMS}
+    n = len(S)
+    k = max(1, math.ceil(0.8 * n))
+
+    # (0) precondition (issue 19): a fixed frequency rule ("gating without learning") beats uniform patch
+    # selection at the same wall-clock budget, so there is something for a learned frequency gate to learn
+    rep.add_claim(judge_k_of_n(
+        "frequency_rule_beats_random", f"There is something for a frequency gate to learn: the fixed "
+        f"high-frequency rule (keep the patches with the most upper-band DCT energy) has a lower Fréchet distance "
+        f"than uniform random patch dropping at an equal wall-clock budget in >= {k} of {n} seeds",
+        ("high-freq gate FD", fd["heuristic"]), {"random drop FD": fd["random"]}, k=k, higher_is_better=False,
+        kind="precondition",
+    ))  # fmt: skip
+    _set_tuning(cfg, rep)
 
     speed = [r["speed"]["ratio"] for r in S]
     rep.add_claim(judge_threshold(
@@ -408,7 +449,7 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     rep.add_claim(judge_superiority(
         "equal_wallclock_vs_random", "At an equal wall-clock budget FaPS's Fréchet distance is < random patch "
         "dropping's (paired by seed)", ("FaPS FD", fd["faps"]), {"random drop FD": fd["random"]},
-        higher_is_better=False, test="ttest",
+        higher_is_better=False, test="ttest", requires=["frequency_rule_beats_random"],
     ))  # fmt: skip
     eq_ratio = [r["equal_steps_faps"]["fd"] / r["arms"]["full"]["fd"] for r in S]
     rep.add_claim(judge_threshold(
@@ -493,9 +534,20 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
         f"same unnormalised features, so its scale is arbitrary; mean over 100 subsets of 100); mean ± sd over "
         f"{len(seeds)} seeds.",
     )
+    # check: the equal wall-clock accounting charges every arm the budget to within rounding of the step counts
+    excess = [
+        abs(r["arms"][a]["curve"][-1][1] / r["cost"]["median_s"]["full"] - cfg.budget_steps)
+        for r in S for a in ("full", *DROPPING)
+    ]  # fmt: skip
+    rep.add_claim(judge_every(
+        "equal_budget_charged", f"Equal wall-clock accounting: full training and every dropping arm are charged "
+        f"{cfg.budget_steps} full-step times to within 2 steps (step counts derived from the measured costs)",
+        ("|charged time / full step time - budget|", excess), bound=2.0, sense="<=", kind="check",
+    ))  # fmt: skip
     rep.metrics = {
         "classifier_test_accuracy": clf_acc, "fd_real_train_vs_test": real_vs_real,
-        "per_seed": {str(s): _strip(per_seed[s]) for s in seeds}, "band_half_time": half,
+        "per_seed": {str(s): {k2: v for k2, v in per_seed[s].items() if k2 != "arms"} for s in seeds},
+        "band_half_time": half,
         "band_half_time_uniform_t": half_uniform_t, "limited_faps_wins": lim_wins,
         "gate_preference": [r["arms"]["faps"].get("gate_preference") for r in S],
     }  # fmt: skip
@@ -504,7 +556,24 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
         "Equal wall-clock budgets are converted to step counts from per-step costs measured in an interleaved "
         "round-robin on the same (shared, contended) CPU; the time axis of the FD curve is that charged time."
     )
-    return rep
+    rep.add_note(
+        "The FD feature classifier and the train/test split are shared by all seeds (a checkpoint artifact); each "
+        "seed draws the denoiser init, data order, noise, probes and timings. Step costs are medians of interleaved "
+        "single steps (issue 19: the median skips the gate's probe and update every 10th step, so FaPS is "
+        "under-charged by about 4%; not changed here)."
+    )
+
+
+def _set_tuning(cfg: Config, rep: Report) -> None:
+    """Tuning budgets as they were spent (offline, on tuning seeds disjoint from the reported ones; docs/faps.md)."""
+    b = cfg.budget_steps
+    rep.set_tuning("full training", configs=5, steps=b, note="denoiser lr grid {1,2,3,5,8}e-3 on seed 100; the "
+                   "chosen lr is shared by every arm")  # fmt: skip
+    rep.set_tuning("FaPS", configs=10, steps=b, note="10 gate variants (reward, entropy, temperature, selection, "
+                   "importance weighting, policy lr) on seeds 100-101, equal wall-clock each; shared denoiser lr")
+    rep.set_tuning("random drop", configs=1, steps=b, note="no free parameter beyond the shared keep ratio and lr")
+    rep.set_tuning("high-freq gate", configs=1, steps=b, note="fixed rule, no t_switch; shared keep ratio and lr")
+    rep.set_tuning("full + Min-SNR-5", configs=1, steps=b, note="gamma = 5 (the paper's), shared lr")
 
 
 def _strip(r: dict) -> dict:
@@ -573,15 +642,13 @@ def _figures(rep: Report, cfg: Config, seeds, S) -> None:
     rep.add_figure("samples", fig, f"DDIM samples (labels 0-9, twice) at the equal wall-clock budget, seed {seeds[0]}.")
 
 
-register(
+EXPERIMENT = register(
     Experiment(
         slug="faps",
-        title="FaPS: A General and Fast Training Method for Diffusion Models",
-        paper="Wang, Han & Ding, ICML 2026 (poster 66018)",
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 2, "full": 3},
-        run=run,
+        measure=measure,
+        judge=judge,
         threads=1,
-        component="FaPSTrainer + FrequencyGate (policy-gradient patch gate) around a token-dropping TinyDiT",
     )
 )

@@ -3,18 +3,23 @@
 Part A (exact toy, :mod:`.toy`): for forget distributions of growing concentration (spike mass ``m``), compare
 the forget mass and the KL to ``p_r`` of classifier guidance (``T = 1``) and T3 (``T`` chosen per ``m`` on
 separate selection seeds: the smallest forget mass whose mean KL exceeds CG's by at most ``toy_kl_budget``).
+Each reported seed draws ``toy_seeds_per_seed`` independent toy problems (own atoms, features, samples, fit).
 
 Part B (TOFU-like LM): a tiny GPT is trained on all fictitious authors + world facts ("full", the model to
 unlearn) and another on the retain authors only ("retain", the oracle and the forget-quality reference); both are
-cached in ``out/t3_unlearning/.artifacts``.  Methods: T3 and classifier guidance (one classifier per seed, shared
-by both; they differ only in ``T``), gradient ascent, GradDiff and NPO.  Hyperparameters (``T``, ``lambda``;
-learning rate and number of epochs) are chosen on selection seeds by median forget quality (ties: model utility),
-as in the paper's protocol, then every method is rerun on the reported seeds, which vary the classifier
-initialisation and the minibatch order.
+``progress.checkpoint`` artifacts shared by every seed.  Methods: T3 and classifier guidance (one classifier per
+seed, shared by both; they differ only in ``T``), gradient ascent, GradDiff and NPO.  Hyperparameters (``T``,
+``lambda``; learning rate and number of epochs) are chosen on selection seeds by median forget quality (ties:
+model utility), as in the paper's protocol; the selection is one more shared artifact.  Each reported seed
+(:func:`measure`) then reruns every method with its chosen configuration, varying the classifier initialisation
+and the minibatch order (the data, forget split and base models are fixed by ``data_seed``: the unit is one
+unlearning run of the same base model).  :func:`judge` judges the preconditions first (the full model remembers
+the forget set; classifier guidance fails where a claim relies on it failing), then the claims.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -36,6 +41,7 @@ from icml26.core import (
     judge_threshold,
     register,
     seed_everything,
+    to_jsonable,
 )
 
 from .data import make_fictitious_authors, split_forget, training_texts
@@ -45,7 +51,7 @@ from .toy import mixture_experiment
 from .unlearn import PlainLM, grad_diff, gradient_ascent, npo
 from .unlearner import T3Unlearner
 
-__all__ = ["Config", "QUICK", "FULL", "run"]
+__all__ = ["Config", "QUICK", "FULL", "measure", "judge"]
 
 FINETUNE = {"GA": gradient_ascent, "GradDiff": grad_diff, "NPO": npo}
 
@@ -122,69 +128,73 @@ def _toy_choose_T(rows: list[dict], cfg: Config) -> dict[float, float]:
     return chosen
 
 
-def _toy(cfg: Config, seeds: list[int], progress, report: Report) -> None:
+def _toy_measure(cfg: Config, seed: int) -> dict:
+    """The toy for one reported seed: ``T`` chosen on the (shared, cheap) selection seeds, then the seed's own
+    ``toy_seeds_per_seed`` toy problems (toy seeds ``seed * toy_seeds_per_seed + j``)."""
     if 1.0 not in cfg.toy_temperatures:
         raise ValueError("toy_temperatures must contain 1.0 (classifier guidance)")
     kw = {"separation": cfg.toy_separation}
-    sel = progress.cached(
-        "toy-select",
-        lambda: mixture_experiment(cfg.toy_masses, cfg.toy_temperatures, cfg.toy_select_seeds, cfg.toy_samples, **kw),
-    )
+    sel = mixture_experiment(cfg.toy_masses, cfg.toy_temperatures, cfg.toy_select_seeds, cfg.toy_samples, **kw)
     chosen = _toy_choose_T(sel, cfg)
-    toy_seeds = [s * cfg.toy_seeds_per_seed + j for s in seeds for j in range(cfg.toy_seeds_per_seed)]
-    rows = progress.cached(
-        "toy-report", lambda: mixture_experiment(cfg.toy_masses, cfg.toy_temperatures, toy_seeds, cfg.toy_samples, **kw)
-    )
+    toy_seeds = [seed * cfg.toy_seeds_per_seed + j for j in range(cfg.toy_seeds_per_seed)]
+    rows = mixture_experiment(cfg.toy_masses, cfg.toy_temperatures, toy_seeds, cfg.toy_samples, **kw)
+    return {"chosen_T": {str(m): T for m, T in chosen.items()}, "seeds": toy_seeds, "rows": rows}
 
-    index = {(x["m"], x["T"], x["seed"]): x for x in rows}
+
+def _toy_judge(cfg: Config, records: list[dict], report: Report) -> None:
+    toys = [r["toy"] for r in records]
+    chosen = {m: toys[0]["chosen_T"][str(m)] for m in cfg.toy_masses}  # from the selection seeds: same in every seed
+    toy_seeds = [t for toy in toys for t in toy["seeds"]]
+    index = {(x["m"], x["T"], x["seed"]): x for toy in toys for x in toy["rows"]}
 
     def col(m, T, key):
         return np.array([index[(m, T, s)][key] for s in toy_seeds])
 
+    # Toy problems are independent draws by design (each toy seed draws its own p_r, features, samples and
+    # classifier), so the toy statements take the toy problem as the unit (several per reported seed).
     m_hi, m_lo = max(cfg.toy_masses), min(cfg.toy_masses)
     T_hi = chosen[m_hi]
+    cg_by_m = np.stack([col(m, 1.0, "forget_mass") for m in sorted(cfg.toy_masses)])
+    report.add_claim(
+        judge_every(
+            "toy_cg_monotone",
+            "Toy (the failure mode T3 addresses): classifier guidance's forget mass does not fall as the spike mass m "
+            "grows, in every toy problem",
+            ("smallest increase of CG forget mass between consecutive m", np.diff(cg_by_m, axis=0).min(0)),
+            bound=0.0,
+            sense=">=",
+            kind="precondition",
+        )
+    )
     fm_cg, fm_t3 = col(m_hi, 1.0, "forget_mass"), col(m_hi, T_hi, "forget_mass")
     report.add_claim(
         judge_superiority(
             "toy_forget_mass",
             f"Toy, spike mass m={m_hi}: T3 (T={T_hi:g}, chosen on seeds {list(cfg.toy_select_seeds)}) leaves at most "
             "half the forget mass classifier guidance leaves (paired Wilcoxon on 2 x T3 vs CG, p < 0.01)",
-            ("2 x forget mass, T3", 2 * fm_t3),
-            {"forget mass, CG": fm_cg},
+            ("toy T3 2 x forget mass", 2 * fm_t3),
+            {"toy CG forget mass": fm_cg},
             higher_is_better=False,
             alpha=0.01,
+            unit="instance",
+            requires=["toy_cg_monotone"],
         )
     )
     report.add_claim(
         judge_non_inferiority(
             "toy_kl",
             f"Toy, m={m_hi}: T3's KL(p_r || p_hat) is at most {cfg.toy_kl_budget:g} nats above classifier guidance's",
-            ("KL, T3", col(m_hi, T_hi, "kl")),
-            {"KL, CG": col(m_hi, 1.0, "kl")},
+            ("toy T3 KL", col(m_hi, T_hi, "kl")),
+            {"toy CG KL": col(m_hi, 1.0, "kl")},
             margin=cfg.toy_kl_budget,
             higher_is_better=False,
+            unit="instance",
         )
     )
+    report.set_tuning("toy T3", configs=len(cfg.toy_temperatures) - 1, steps=1,
+                      note=f"T grid on {len(cfg.toy_select_seeds)} selection seeds; one logistic fit shared by all T")
+    report.set_tuning("toy CG", configs=1, steps=1, note="T = 1 by definition: CG has no free parameter in the toy")
     ratio = {m: col(m, chosen[m], "forget_mass") / col(m, 1.0, "forget_mass") for m in cfg.toy_masses}
-    report.add_claim(
-        judge_superiority(
-            "toy_gap_closes",
-            f"Toy: the T3/CG forget-mass ratio is closer to 1 at m={m_lo} than at m={m_hi} (tempering matters for "
-            "concentrated forget distributions)",
-            (f"ratio at m={m_lo}", ratio[m_lo]),
-            {f"ratio at m={m_hi}": ratio[m_hi]},
-        )
-    )
-    cg_by_m = np.stack([col(m, 1.0, "forget_mass") for m in sorted(cfg.toy_masses)])
-    report.add_claim(
-        judge_every(
-            "toy_cg_monotone",
-            "Toy: classifier guidance's forget mass grows with the spike mass m in every seed (spec acceptance)",
-            ("smallest increase of CG forget mass between consecutive m, per seed", np.diff(cg_by_m, axis=0).min(0)),
-            bound=0.0,
-            sense=">=",
-        )
-    )
     table = []
     for m in cfg.toy_masses:
         for T in cfg.toy_temperatures:
@@ -197,10 +207,17 @@ def _toy(cfg: Config, seeds: list[int], progress, report: Report) -> None:
                     "forget mass": f"{fm.mean():.4f} ± {fm.std(ddof=1):.4f}",
                     "KL(p_r||p_hat)": f"{kl.mean():.3f} ± {kl.std(ddof=1):.3f}",
                     "TV": f"{col(m, T, 'tv').mean():.3f}",
+                    "T3/CG forget mass (chosen T)": f"{ratio[m].mean():.3f}" if T == 1.0 else "",
                 }
             )
-    report.add_table("toy", table, caption=f"Exact toy, {len(toy_seeds)} seeds (mean ± std); T=1 is CG")
+    report.add_table("toy", table, caption=f"Exact toy, {len(toy_seeds)} toy problems (mean ± std); T=1 is CG")
     report.metrics["toy_chosen_T"] = {str(k): v for k, v in chosen.items()}
+    report.add_note(
+        "The former claim toy_gap_closes (the T3/CG forget-mass ratio is closer to 1 at the smallest m) is dropped: "
+        f"the selection picks T = {chosen[m_lo]:g} at m={m_lo:g}, so that ratio is "
+        + ("identically 1 and the statement could not fail" if chosen[m_lo] == 1.0 else "set by the selection")
+        + "; the per-m ratios are in the toy table (issue 20 asks for a replacement that can fail)."
+    )
 
     fig = Figure(figsize=(9, 3.6))
     ax1, ax2 = fig.subplots(1, 2)
@@ -282,10 +299,8 @@ def _better(a: dict, b: dict | None) -> bool:
     return b is None or (a["fq"], a["mu"]) > (b["fq"], b["mu"])
 
 
-def run(cfg: Config, seeds: list[int], progress) -> Report:
-    report = Report()
-    _toy(cfg, seeds, progress, report)
-
+def _setting(cfg: Config, progress) -> dict:
+    """The fixed LM setting shared by every seed: data, split, the two base models (checkpoints), eval sets."""
     data = make_fictitious_authors(cfg.n_authors, seed=cfg.data_seed, n_countries=cfg.n_countries)
     tok = data.tokenizer
     split = split_forget(data, cfg.forget_percent, seed=cfg.data_seed)
@@ -301,79 +316,105 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     def pairs(items):
         return [(tok.encode(q.prompt), tok.encode(q.answer)) for q in items]
 
-    forget_pairs, retain_pairs = pairs(split.forget), pairs(split.retain) + pairs(data.world)
-
     def evaluate(scorer, r_ref=None):
         return evaluate_unlearning(scorer, tok, split.forget, retain_eval, data.world, r_ref, cfg.max_new_tokens)
 
-    ref = progress.cached("eval-retain-model", lambda: evaluate(PlainLM(retain_model)))
-    r_ref = ref["forget_R"]
-    base_full = progress.cached("eval-full-model", lambda: _summary(evaluate(PlainLM(full), r_ref)))
-    fq_self = forget_quality(r_ref, r_ref)  # 1 by definition: the reference against itself
-    base_retain = _summary({**ref, "forget_quality": fq_self, "log10_fq": float(np.log10(fq_self))})
-    n_base = sum(p.numel() for p in full.parameters())
-    memo = {
-        "full_on_forget": _value_token_prob(full, data, split.forget),
-        "full_on_retain": _value_token_prob(full, data, retain_eval),
-        "full_on_world": _value_token_prob(full, data, data.world),
-        "retain_on_forget": _value_token_prob(retain_model, data, split.forget),
-        "retain_on_retain": _value_token_prob(retain_model, data, retain_eval),
+    return {
+        "data": data, "split": split, "full": full, "retain_model": retain_model, "snapshots": snapshots,
+        "train_seconds": {"full": full_secs, "retain": retain_secs}, "retain_eval": retain_eval,
+        "forget_pairs": pairs(split.forget), "retain_pairs": pairs(split.retain) + pairs(data.world),
+        "evaluate": evaluate, "n_base": sum(p.numel() for p in full.parameters()),
     }
 
-    # -- selection seeds: grids for every method ---------------------------------------------------------
-    def select_seed(s: int) -> dict:
-        seed_everything(s)
-        out = {"t3": [], **{name: [] for name in FINETUNE}}
-        u = T3Unlearner(full, hidden=cfg.clf_hidden, seed=s).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
-        for T in (1.0, *cfg.t3_temperatures):
-            for lam in cfg.guidances:
-                u.temperature, u.guidance = T, lam
-                out["t3"].append({"T": T, "lambda": lam, **_summary(evaluate(u, r_ref))})
-        for name, fn in FINETUNE.items():
-            for lr in cfg.ft_lrs:
-                def cb(epoch, model, secs, lr=lr, name=name):
-                    out[name].append({"lr": lr, "epochs": epoch, **_summary(evaluate(PlainLM(model), r_ref))})
 
-                fn(full, forget_pairs, retain_pairs, lr=lr, epochs=cfg.ft_epochs, batch_size=cfg.ft_batch, seed=s,
-                   callback=cb)
-        return out
+def _selection(cfg: Config, st: dict, progress) -> dict:
+    """Everything computed once for all seeds from the shared base models: the references (retain and full model
+    evaluations, memorisation), the hyperparameter grids on the selection seeds and the chosen configurations.
+    A ``progress.checkpoint`` artifact, so parallel seeds compute it once."""
+    full, data, split, evaluate = st["full"], st["data"], st["split"], st["evaluate"]
+    forget_pairs, retain_pairs = st["forget_pairs"], st["retain_pairs"]
 
-    grids = [progress.cached(f"select-seed{s}", lambda s=s: select_seed(s))
-             for s in progress.track(cfg.select_seeds, description="hyperparameter selection")]
-
-    mu_floor = 0.9 * base_full["model_utility"]
-
-    def choose(method: str, keys: tuple[str, ...], where=lambda r: True, min_mu: float | None = None) -> dict:
-        """Best configuration by median FQ over the selection seeds (ties: MU); with ``min_mu``, only among
-        configurations whose median MU reaches it (if none does: the one with the highest MU)."""
-        best = fallback = None
-        for r in grids[0][method]:
-            if not where(r):
-                continue
-            same = [next(x for x in g[method] if all(x[k] == r[k] for k in keys)) for g in grids]
-            cand = {**{k: r[k] for k in keys}, "fq": float(np.median([x["forget_quality"] for x in same])),
-                    "mu": float(np.median([x["model_utility"] for x in same]))}
-            if min_mu is not None and cand["mu"] < min_mu:
-                if fallback is None or cand["mu"] > fallback["mu"]:
-                    fallback = {**cand, "utility_floor_met": False}
-                continue
-            if _better(cand, best):
-                best = cand
-        return best if best is not None else fallback
-
-    rules = {}
-    for rule, floor in (("fq", None), ("fq_at_utility", mu_floor)):
-        rules[rule] = {
-            "CG": choose("t3", ("T", "lambda"), lambda r: r["T"] == 1.0, floor),
-            "T3": choose("t3", ("T", "lambda"), lambda r: r["T"] > 1.0, floor),
-            **{name: choose(name, ("lr", "epochs"), min_mu=floor) for name in FINETUNE},
+    def build() -> dict:
+        ref = evaluate(PlainLM(st["retain_model"]))
+        r_ref = ref["forget_R"]
+        base_full = _summary(evaluate(PlainLM(full), r_ref))
+        fq_self = forget_quality(r_ref, r_ref)  # 1 by definition: the reference against itself
+        base_retain = _summary({**ref, "forget_quality": fq_self, "log10_fq": float(np.log10(fq_self))})
+        memo = {
+            "full_on_forget": _value_token_prob(full, data, split.forget),
+            "full_on_retain": _value_token_prob(full, data, st["retain_eval"]),
+            "full_on_world": _value_token_prob(full, data, data.world),
+            "retain_on_forget": _value_token_prob(st["retain_model"], data, split.forget),
+            "retain_on_retain": _value_token_prob(st["retain_model"], data, st["retain_eval"]),
         }
-    report.metrics["chosen_hyperparameters"] = rules
+        memo_steps = {str(step): _value_token_prob(m, data, split.forget) for step, m in st["snapshots"].items()}
+        memo_steps[str(cfg.lm_steps)] = memo["full_on_forget"]
 
-    # -- reported seeds ------------------------------------------------------------------------------------
-    def report_seed(s: int) -> dict:
-        seed_everything(s)
-        u = T3Unlearner(full, hidden=cfg.clf_hidden, seed=s).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
+        def select_seed(s: int) -> dict:
+            seed_everything(s)
+            out = {"t3": [], **{name: [] for name in FINETUNE}}
+            u = T3Unlearner(full, hidden=cfg.clf_hidden, seed=s).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
+            for T in (1.0, *cfg.t3_temperatures):
+                for lam in cfg.guidances:
+                    u.temperature, u.guidance = T, lam
+                    out["t3"].append({"T": T, "lambda": lam, **_summary(evaluate(u, r_ref))})
+            for name, fn in FINETUNE.items():
+                for lr in cfg.ft_lrs:
+                    def cb(epoch, model, secs, lr=lr, name=name):
+                        out[name].append({"lr": lr, "epochs": epoch, **_summary(evaluate(PlainLM(model), r_ref))})
+
+                    fn(full, forget_pairs, retain_pairs, lr=lr, epochs=cfg.ft_epochs, batch_size=cfg.ft_batch, seed=s,
+                       callback=cb)
+            return out
+
+        grids = [select_seed(s) for s in progress.track(cfg.select_seeds, description="hyperparameter selection")]
+        mu_floor = 0.9 * base_full["model_utility"]
+
+        def choose(method: str, keys: tuple[str, ...], where=lambda r: True, min_mu: float | None = None) -> dict:
+            """Best configuration by median FQ over the selection seeds (ties: MU); with ``min_mu``, only among
+            configurations whose median MU reaches it (if none does: the one with the highest MU)."""
+            best = fallback = None
+            for r in grids[0][method]:
+                if not where(r):
+                    continue
+                same = [next(x for x in g[method] if all(x[k] == r[k] for k in keys)) for g in grids]
+                cand = {**{k: r[k] for k in keys}, "fq": float(np.median([x["forget_quality"] for x in same])),
+                        "mu": float(np.median([x["model_utility"] for x in same]))}
+                if min_mu is not None and cand["mu"] < min_mu:
+                    if fallback is None or cand["mu"] > fallback["mu"]:
+                        fallback = {**cand, "utility_floor_met": False}
+                    continue
+                if _better(cand, best):
+                    best = cand
+            return best if best is not None else fallback
+
+        rules = {}
+        for rule, floor in (("fq", None), ("fq_at_utility", mu_floor)):
+            rules[rule] = {
+                "CG": choose("t3", ("T", "lambda"), lambda r: r["T"] == 1.0, floor),
+                "T3": choose("t3", ("T", "lambda"), lambda r: r["T"] > 1.0, floor),
+                **{name: choose(name, ("lr", "epochs"), min_mu=floor) for name in FINETUNE},
+            }
+        out = {"r_ref": r_ref, "full_model": base_full, "retain_model": base_retain, "value_token_prob": memo,
+               "memorisation_value_token_prob": memo_steps, "grids": grids, "rules": rules, "mu_floor": mu_floor}
+        return json.loads(json.dumps(to_jsonable(out)))  # plain data (the artifact is loaded with weights_only)
+
+    keys = {**asdict(cfg), "artifact": "t3-selection-v1"}
+    return progress.checkpoint("t3-selection", keys, build)
+
+
+def measure(cfg: Config, seed: int, progress) -> dict:
+    """One reported seed: the seed's toy problems, and every LM method rerun with its chosen configuration (new
+    classifier initialisation and minibatch order), plus the memorisation sweep on the earlier snapshots."""
+    toy = progress.cached("toy", lambda: _toy_measure(cfg, seed))
+    st = _setting(cfg, progress)
+    sel = _selection(cfg, st, progress)
+    full, evaluate, rules, r_ref = st["full"], st["evaluate"], sel["rules"], sel["r_ref"]
+    forget_pairs, retain_pairs, n_base = st["forget_pairs"], st["retain_pairs"], st["n_base"]
+
+    def report_seed() -> dict:
+        seed_everything(seed)
+        u = T3Unlearner(full, hidden=cfg.clf_hidden, seed=seed).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
         done: dict = {}
         out: dict = {}
         for rule, chosen in rules.items():
@@ -390,38 +431,75 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                 key = (name, c["lr"], c["epochs"])
                 if key not in done:
                     model = fn(full, forget_pairs, retain_pairs, lr=c["lr"], epochs=int(c["epochs"]),
-                               batch_size=cfg.ft_batch, seed=s)
+                               batch_size=cfg.ft_batch, seed=seed)
                     done[key] = {**_summary(evaluate(PlainLM(model), r_ref)), "fit_seconds": model.train_time_,
                                  "trainable_params": n_base}
                 out[rule][name] = done[key]
         return out
 
-    per_seed_all = [progress.cached(f"seed{s}", lambda s=s: report_seed(s))
-                    for s in progress.track(seeds, description="reported seeds")]
-
-    # -- memorisation sweep: earlier snapshots of the same training run are less concentrated on the forget set
     floor_cfg = rules["fq_at_utility"]
 
-    def sweep_seed(s: int) -> dict:
-        seed_everything(s)
+    def sweep_seed() -> dict:  # earlier snapshots of the same training run are less concentrated on the forget set
+        seed_everything(seed)
         out = {}
-        for step, snap in sorted(snapshots.items()):
-            u = T3Unlearner(snap, hidden=cfg.clf_hidden, seed=s).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
+        for step, snap in sorted(st["snapshots"].items()):
+            u = T3Unlearner(snap, hidden=cfg.clf_hidden, seed=seed).fit(retain_pairs, forget_pairs,
+                                                                       epochs=cfg.clf_epochs)
             out[str(step)] = {}
             for name in ("CG", "T3"):
                 u.temperature, u.guidance = floor_cfg[name]["T"], floor_cfg[name]["lambda"]
                 out[str(step)][name] = _summary(evaluate(u, r_ref))
         return out
 
-    sweep = [progress.cached(f"sweep-seed{s}", lambda s=s: sweep_seed(s))
-             for s in progress.track(seeds, description="memorisation sweep")] if snapshots else []
+    lm = progress.cached("lm", report_seed)
+    sweep = progress.cached("sweep", sweep_seed) if st["snapshots"] else {}
+    shared = {k: v for k, v in sel.items() if k != "r_ref"}
+    shared.update(base_params=n_base, base_train_seconds=st["train_seconds"], n_forget=len(forget_pairs))
+    return {"toy": toy, "lm": lm, "sweep": sweep, "shared": shared}
+
+
+def _set_tuning(cfg: Config, report: Report) -> None:
+    """Tuning budgets as the code spends them (configurations evaluated on the selection seeds x training epochs)."""
+    n_sel = len(cfg.select_seeds)
+    report.set_tuning("T3", configs=len(cfg.t3_temperatures) * len(cfg.guidances), steps=cfg.clf_epochs,
+                      note=f"(T, lambda) grid on {n_sel} selection seed(s); steps = classifier epochs (one classifier "
+                      "per seed, shared by every T and lambda and by CG)")
+    report.set_tuning("CG", configs=len(cfg.guidances), steps=cfg.clf_epochs,
+                      note=f"lambda grid at T = 1 on {n_sel} selection seed(s); steps = classifier epochs")
+    for name in FINETUNE:
+        report.set_tuning(name, configs=len(cfg.ft_lrs) * cfg.ft_epochs, steps=cfg.ft_epochs,
+                          note=f"lr grid x epochs 1..{cfg.ft_epochs} (every epoch of each run evaluated) on {n_sel} "
+                          f"selection seed(s); steps = epochs over the forget set, capped at {cfg.ft_epochs}")
+
+
+def judge(cfg: Config, records: list[dict], report: Report) -> None:
+    _toy_judge(cfg, records, report)
+    _set_tuning(cfg, report)
+    shared = records[0]["shared"]  # identical in every record (shared base models and selection)
+    per_seed_all = [r["lm"] for r in records]
+    sweep = [r["sweep"] for r in records]
+    rules, base_full, base_retain = shared["rules"], shared["full_model"], shared["retain_model"]
+    memo, mu_floor, n_base = shared["value_token_prob"], shared["mu_floor"], shared["base_params"]
+    report.metrics["chosen_hyperparameters"] = rules
     methods = ("T3", "CG", "GA", "GradDiff", "NPO")
-    n = len(seeds)
+    n = len(records)
     k = max(1, math.ceil(0.8 * n))
 
     def vals(method: str, key: str, rule: str = "fq") -> np.ndarray:
         return np.array([r[rule][method][key] for r in per_seed_all], dtype=float)
 
+    # (0) preconditions: there is something to unlearn, and CG fails where the claims rely on it failing
+    report.add_claim(
+        judge_every(
+            "full_model_remembers",
+            "The full (not unlearned) model's forget quality is far below 0.05: it remembers the forget set, so "
+            "there is something to unlearn",
+            ("FQ, full model", [base_full["forget_quality"]]),
+            bound=0.05,
+            sense="<=",
+            kind="precondition",
+        )
+    )
     for rule, suffix, how in (("fq", "", "hyperparameters chosen by forget quality (the paper's protocol)"),
                               ("fq_at_utility", "_at_utility",
                                f"hyperparameters chosen by forget quality among those keeping MU >= {mu_floor:.3f}")):
@@ -429,24 +507,35 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
             return vals(method, key, rule)
 
         report.add_claim(
+            judge_threshold(
+                f"lm_cg_fails{suffix}",
+                f"TOFU-like LM ({how}): classifier guidance fails to forget the concentrated forget set: its forget "
+                "quality stays below 0.05 (log10 FQ <= -1.301, mean over seeds)",
+                ("CG log10 FQ", v("CG", "log10_fq")),
+                threshold=math.log10(0.05),
+                sense="<=",
+                kind="precondition",
+            )
+        )
+        report.add_claim(
             judge_k_of_n(
                 f"lm_fq_vs_cg{suffix}",
                 f"TOFU-like LM ({how}): T3's forget quality beats classifier guidance's in >= {k} of {n} seeds",
-                ("log10 FQ, T3", v("T3", "log10_fq")),
-                {"log10 FQ, CG": v("CG", "log10_fq")},
+                ("T3 log10 FQ", v("T3", "log10_fq")),
+                {"CG log10 FQ": v("CG", "log10_fq")},
                 k=k,
+                requires=["full_model_remembers", f"lm_cg_fails{suffix}"],
             )
         )
-        med = {m: float(np.median(v(m, "forget_quality"))) for m in methods}
         report.add_claim(
-            judge_every(
+            judge_superiority(
                 f"lm_fq_vs_finetune{suffix}",
-                f"TOFU-like LM ({how}): T3's median forget quality is at least that of GA, GradDiff and NPO",
-                ("median FQ(T3) - median FQ(baseline), for GA, GradDiff, NPO",
-                 [med["T3"] - med[m] for m in FINETUNE]),
-                bound=0.0,
-                sense=">=",
-                baselines={f"FQ, {m}": v(m, "forget_quality") for m in FINETUNE},
+                f"TOFU-like LM ({how}): T3's forget quality is higher than that of GA, GradDiff and NPO (log10 FQ, "
+                "paired over seeds)",
+                ("T3 log10 FQ", v("T3", "log10_fq")),
+                {f"{m} log10 FQ": v(m, "log10_fq") for m in FINETUNE},
+                test="ttest",
+                requires=["full_model_remembers"],
             )
         )
         report.add_claim(
@@ -458,58 +547,70 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                 sense=">=",
             )
         )
-        mu_mean = {m: float(v(m, "model_utility").mean()) for m in methods}
         report.add_claim(
-            judge_every(
+            judge_superiority(
                 f"lm_utility_vs_finetune{suffix}",
-                f"TOFU-like LM ({how}): T3's mean model utility is >= that of GA and NPO",
-                ("mean MU(T3) - mean MU(baseline), for GA, NPO", [mu_mean["T3"] - mu_mean[m] for m in ("GA", "NPO")]),
-                bound=0.0,
-                sense=">=",
-                baselines={f"MU, {m}": v(m, "model_utility") for m in ("GA", "NPO")},
+                f"TOFU-like LM ({how}): T3's model utility is higher than that of GA and NPO (paired over seeds)",
+                ("T3 MU", v("T3", "model_utility")),
+                {f"{m} MU": v(m, "model_utility") for m in ("GA", "NPO")},
+                test="ttest",
             )
         )
-    if snapshots:
-        first = str(min(snapshots))
-        memo_steps = {step: _value_token_prob(m, data, split.forget) for step, m in snapshots.items()}
-        memo_steps[cfg.lm_steps] = memo["full_on_forget"]
+    memo_steps = {int(k2): p for k2, p in shared["memorisation_value_token_prob"].items()}
+    if len(memo_steps) > 1:
+        first = min(memo_steps)
 
         def fq_at(step: int, name: str) -> np.ndarray:
             if step == cfg.lm_steps:
                 return np.array([r["fq_at_utility"][name]["log10_fq"] for r in per_seed_all])
             return np.array([r[str(step)][name]["log10_fq"] for r in sweep])
 
-        drop = {name: fq_at(int(first), name) - fq_at(cfg.lm_steps, name) for name in ("CG", "T3")}
+        report.add_claim(
+            judge_superiority(
+                "cg_hurt_by_memorisation",
+                f"Classifier guidance fails more on the more concentrated forget set: its log10 FQ is lower on the "
+                f"final {cfg.lm_steps}-step model (forget value-token p={memo_steps[cfg.lm_steps]:.2f}) than on the "
+                f"{first}-step snapshot (p={memo_steps[first]:.2f}) (utility-floor configuration, paired over seeds)",
+                (f"CG log10 FQ at {first} steps", fq_at(first, "CG")),
+                {f"CG log10 FQ at {cfg.lm_steps} steps": fq_at(cfg.lm_steps, "CG")},
+                test="ttest",
+                kind="precondition",
+            )
+        )
+        drop = {name: fq_at(first, name) - fq_at(cfg.lm_steps, name) for name in ("CG", "T3")}
         report.add_claim(
             judge_superiority(
                 "memorisation_hurts_cg_more",
                 f"Sharper memorisation hurts classifier guidance's forget quality more than T3's: the fall in log10 FQ "
-                f"from the {first}-step snapshot (forget value-token p={memo_steps[int(first)]:.2f}) to the final "
+                f"from the {first}-step snapshot (forget value-token p={memo_steps[first]:.2f}) to the final "
                 f"{cfg.lm_steps}-step model (p={memo_steps[cfg.lm_steps]:.2f}) is smaller for T3 (utility-floor "
                 "configurations; spec section 5, reported)",
-                ("fall in log10 FQ, T3", drop["T3"]),
-                {"fall in log10 FQ, CG": drop["CG"]},
+                ("T3 fall in log10 FQ", drop["T3"]),
+                {"CG fall in log10 FQ": drop["CG"]},
                 higher_is_better=False,
+                test="ttest",
+                requires=["cg_hurt_by_memorisation"],
             )
         )
+        floor_cfg = rules["fq_at_utility"]
         sweep_rows = []
         for step in sorted(memo_steps):
             row = {"training steps": step, "forget value-token p": memo_steps[step]}
             for name in ("CG", "T3"):
-                v = fq_at(step, name)
-                row[f"log10 FQ {name}"] = f"{v.mean():.2f} ± {v.std(ddof=1) if n > 1 else 0:.2f}"
+                x = fq_at(step, name)
+                row[f"log10 FQ {name}"] = f"{x.mean():.2f} ± {x.std(ddof=1) if n > 1 else 0:.2f}"
             sweep_rows.append(row)
         report.add_table("memorisation_sweep", sweep_rows, caption="Full-model snapshots of one training run, "
                          f"unlearned with CG {floor_cfg['CG']['lambda']:g} / T3 T={floor_cfg['T3']['T']:g} "
                          f"lambda={floor_cfg['T3']['lambda']:g}; {n} seeds")
-        report.metrics["memorisation_sweep"] = {"value_token_prob": {str(k): v for k, v in memo_steps.items()},
+        report.metrics["memorisation_sweep"] = {"value_token_prob": {str(k2): p for k2, p in memo_steps.items()},
                                                 "per_seed": sweep}
         fig = Figure(figsize=(5, 3.6))
         ax = fig.subplots()
         xs = sorted(memo_steps)
         for name in ("CG", "T3"):
-            means = [fq_at(st, name).mean() for st in xs]
-            ax.plot([memo_steps[st] for st in xs], means, "o-", label=name)
+            means = [fq_at(step, name).mean() for step in xs]
+            ax.plot([memo_steps[step] for step in xs], means, "o-", label=name)
         ax.set(xlabel="forget value-token probability of the base (memorisation)", ylabel="log10 forget quality",
                title="sharper memorisation vs forget quality")
         ax.legend()
@@ -517,31 +618,21 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         report.add_figure("memorisation_sweep", fig, caption="Forget quality of CG and T3 as the base memorises "
                           "the forget set more sharply (snapshots of one training run)")
 
-    report.add_claim(
-        judge_every(
-            "cost_params",
-            "T3 trains <= 5% of the base model's parameters",
-            ("trainable parameters / base parameters", vals("T3", "trainable_params") / n_base),
-            bound=0.05,
-            sense="<=",
-        )
+    share = float(np.mean(vals("T3", "trainable_params") / n_base))
+    report.metrics["t3_trainable_share"] = share
+    report.add_note(
+        f"T3 trains {share:.1%} of the base model's parameters (the classifier). The former claim cost_params "
+        "(<= 5%) is dropped: it is a parameter count fixed by the architecture, not a measurement, and it is not a "
+        "guarantee either (it holds at the full preset's base width, not at the quick one's)."
     )
     report.add_claim(
         judge_superiority(
             "cost_fit_time",
             "T3's classifier fits faster than gradient ascent runs (cached features excluded, as in the paper)",
             ("T3 fit seconds", vals("T3", "fit_seconds")),
-            {"GA seconds": vals("GA", "fit_seconds")},
+            {"GA fit seconds": vals("GA", "fit_seconds")},
             higher_is_better=False,
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "sanity_full_model_fq",
-            "Sanity: the full (not unlearned) model's forget quality is far below 0.05",
-            ("FQ, full model", [base_full["forget_quality"]]),
-            bound=0.05,
-            sense="<=",
+            test="ttest",
         )
     )
 
@@ -565,6 +656,11 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                 "forget TR": float(vals(m, "forget_tr", rule).mean()),
                 "fit s": float(vals(m, "fit_seconds", rule).mean()),
             })
+    report.add_note(
+        "Seeds vary the classifier initialisation and the fine-tuning minibatch order; the data, the forget split, "
+        "the two base models and the hyperparameter selection (on the selection seeds) are shared artifacts, so the "
+        "LM statements are conditional on one base model."
+    )
     report.add_table("tofu", rows, caption=f"TOFU-like LM, {n} seeds; hyperparameters chosen on seeds "
                                           f"{list(cfg.select_seeds)} by median FQ")
     report.metrics.update({
@@ -573,8 +669,8 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         "retain_model": base_retain,
         "base_params": n_base,
         "value_token_prob": memo,
-        "base_train_seconds": {"full": full_secs, "retain": retain_secs},
-        "selection_grids": grids,
+        "base_train_seconds": shared["base_train_seconds"],
+        "selection_grids": shared["grids"],
         "config": asdict(cfg),
     })
 
@@ -594,24 +690,21 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                       "(filled: chosen by max FQ; hollow grey: chosen by max FQ subject to the utility floor)")
     report.notes.append(
         f"Base models: {cfg.n_authors} authors x 10 facts + {cfg.n_countries} world facts; forget "
-        f"{cfg.forget_percent:g}% of authors ({len(split.forget)} QA); tiny GPT {cfg.lm_layers}x{cfg.lm_embd}, "
-        f"{cfg.lm_steps} steps (train {full_secs:.0f} s + {retain_secs:.0f} s, cached across runs). Memorisation: "
+        f"{cfg.forget_percent:g}% of authors ({shared['n_forget']} QA); tiny GPT {cfg.lm_layers}x{cfg.lm_embd}, "
+        f"{cfg.lm_steps} steps (train {shared['base_train_seconds']['full']:.0f} s + "
+        f"{shared['base_train_seconds']['retain']:.0f} s, cached across runs). Memorisation: "
         f"the full model gives the forget facts' value token probability {memo['full_on_forget']:.3f} (retain facts "
         f"{memo['full_on_retain']:.3f}); the retain model gives the forget facts {memo['retain_on_forget']:.3f}."
     )
-    return report
 
 
-register(
+EXPERIMENT = register(
     Experiment(
         slug="t3_unlearning",
-        title="Temper-Then-Tilt: Principled Unlearning for Generative Models",
-        paper="Block, Mohri, Mokhtari, Shakkottai, ICML 2026, arXiv 2602.10217",
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 2, "full": 5},
-        run=run,
-        component="T3Unlearner + TemperThenTiltLogitsProcessor (HF generate), TOFU metrics, GA/GradDiff/NPO, "
-        "exact toy",
+        measure=measure,
+        judge=judge,
         threads=1,
     )
 )
