@@ -13,10 +13,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from .core.io import atomic_write_text, load_result
+from .core.io import atomic_write_text, latest_run, load_result
 from .core.registry import PRESETS, experiments, unavailable
 from .core.report import counts, summary_line
-from .core.runner import EXECUTORS, latest_results
+from .core.runner import EXECUTORS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
 err = Console(stderr=True)
@@ -28,6 +28,16 @@ EXIT_FAILING_CHECK = 3
 def _fail(msg: str) -> None:
     err.print(f"[red]error:[/red] {msg}", highlight=False)
     raise typer.Exit(code=2)
+
+
+def latest_results(out: Path) -> dict[str, dict]:
+    """The latest result of every known slug that has one under ``out``."""
+    found = {}
+    for slug in experiments():
+        d = latest_run(out, slug)
+        if d is not None:
+            found[slug] = {"dir": d, **load_result(d)}
+    return found
 
 
 def _counts_of(r: dict) -> dict:

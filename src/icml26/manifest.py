@@ -8,6 +8,32 @@ needs are missing is listed as unavailable with the extra to install.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+__all__ = ["Entry", "PAPERS"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One paper as the manifest lists it (``module`` defaults to ``icml26.<slug>.experiment``)."""
+
+    slug: str
+    title: str
+    paper: str = ""
+    component: str = ""
+    module: str = ""
+    needs: tuple[str, ...] = ()
+    extra: str = ""
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.slug):
+            raise ValueError(f"slug must be a lowercase python identifier, got {self.slug!r}")
+        if not self.module:
+            object.__setattr__(self, "module", f"icml26.{self.slug}.experiment")
+        object.__setattr__(self, "needs", tuple(self.needs))
+
+
 PAPERS: tuple[dict, ...] = (
     {
         "slug": "acute_euro",
@@ -77,6 +103,7 @@ PAPERS: tuple[dict, ...] = (
         "slug": "upipe",
         "title": "Untied Ulysses: Memory-Efficient Context Parallelism via Headwise Chunking",
         "paper": "R. Ghadia, M. Abraham, S. Vorobyov, M. Ryabinin, ICML 2026, arXiv 2602.21196",
-        "component": "UPipeAttention / upipe_attention (torch.distributed), Ulysses and Ring baselines, LiveTensorBytes",
+        "component": "UPipeAttention / upipe_attention (torch.distributed), Ulysses and Ring baselines, "
+        "LiveTensorBytes",
     },
 )

@@ -1,26 +1,11 @@
 """The judges: every verdict comes out of one of these rules, applied to measured numbers.
 
-A :class:`~icml26.core.report.Claim` is never written by hand.  Each ``judge_*`` takes the values (one per unit,
-a seed by default), runs the stated test, applies the stated rule and stores the rule with the verdict.
-``higher_is_better`` flips the sign so that "favours the method" is always ``d > 0``:
-
-* :func:`judge_superiority` -- per baseline, paired ``d = method - baseline``: *holds* if ``mean(d) > 0`` and the
-  one-sided paired test gives ``p < alpha``; *does not hold* if ``mean(d) <= 0``; else *inconclusive*.  With
-  ``min_effect`` ("by at least 5 points") it holds only when the lower end of the one-sided ``1 - alpha``
-  interval of ``mean(d)`` is ``>= min_effect``, and does not hold when ``mean(d) < min_effect``.  Over several
-  baselines: *holds* only against every one, *does not hold* if against any.
-* :func:`judge_non_inferiority` -- *holds* if the paired-bootstrap CI of ``mean(d)`` lies above ``-margin``;
-  *does not hold* if ``mean(d) < -margin``; else *inconclusive*.
-* :func:`judge_threshold` -- *holds* if the whole interval (t over units, widened by any Monte-Carlo error
-  ``mc_se``) is on the right side of the bound; *does not hold* if the mean is not; else *inconclusive*.
-* :func:`judge_every` -- an exact guarantee: *holds* if every value satisfies the bound within ``tol``.
-* :func:`judge_k_of_n` -- *holds* if the method strictly beats each baseline in at least ``k`` of ``n`` pairs.
-
-Every judge takes ``kind`` (``"claim"``, ``"check"`` or ``"precondition"``: see :mod:`icml26.core.report`) and,
-for claims, ``requires`` (ids of preconditions; :meth:`~icml26.core.report.Report.resolve`).
-
-**Units.**  A judge given several values per unit takes ``units=[label of each value]`` and averages per unit
-before testing, so 25 values from 5 seeds are tested as 5 units; ``unit="instance"`` declares the values
+Each ``judge_*`` takes the values (one per unit, a seed by default), runs the stated test, applies the stated
+rule, and stores the rule beside the verdict; ``higher_is_better`` flips the sign so that "favours the method"
+is always ``d > 0``.  Each function's docstring states its rule.  Every judge takes ``kind`` (``"claim"``,
+``"check"`` or ``"precondition"``: see :mod:`icml26.core.report`) and, for claims, ``requires`` (ids of
+preconditions).  **Units**: several values per unit come with ``units=[label of each value]`` and are averaged
+per unit before testing (25 values from 5 seeds are tested as 5 units); ``unit="instance"`` declares the values
 independent draws by design.  The stored test names the unit and ``n``.
 """
 
@@ -108,9 +93,8 @@ def _lower_bound(d: np.ndarray, test: str, alpha: float) -> float:
 
     if d.size < 2 or np.ptp(d) == 0.0:
         return float(d.mean())
-    if test == "bootstrap":
-        boot = d[np.random.default_rng(0).integers(0, d.size, size=(10_000, d.size))].mean(axis=1)
-        return float(np.quantile(boot, alpha))
+    if test == "bootstrap":  # the lower end of the two-sided (1 - 2 alpha) interval is the alpha quantile
+        return paired_bootstrap(d, np.zeros_like(d), confidence=1 - 2 * alpha)[1]
     return float(d.mean() - st.t.ppf(1 - alpha, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
 
 
@@ -118,7 +102,11 @@ def judge_superiority(id: str, statement: str, method: tuple[str, Values], basel
                       higher_is_better: bool = True, test: str = "wilcoxon", alpha: float = 0.05,
                       min_effect: float = 0.0, kind: str = "claim", requires: Requires = None,
                       units: Sequence | None = None, unit: str = "seed") -> Claim:
-    """Claim "the method beats each baseline" (by at least ``min_effect``) from paired values.
+    """Claim "the method beats each baseline" (by at least ``min_effect``) from paired ``d = method - baseline``.
+
+    *holds* if ``mean(d) > 0`` and the one-sided test gives ``p < alpha`` against every baseline (with
+    ``min_effect``: and the lower end of the one-sided ``1 - alpha`` interval of ``mean(d)`` is ``>= min_effect``);
+    *does not hold* if ``mean(d) <= 0`` (or ``< min_effect``) against any; otherwise *inconclusive*.
 
     ``test``: ``"wilcoxon"`` (one-sided signed-rank), ``"ttest"`` (one-sided paired t) or ``"bootstrap"``.  The
     exact signed-rank p-value is at least ``2**-n`` over ``n`` units, so with fewer than 5 seeds ``"wilcoxon"``
@@ -170,7 +158,8 @@ def judge_non_inferiority(id: str, statement: str, method: tuple[str, Values], b
                           margin: float, higher_is_better: bool = True, confidence: float = 0.95, seed: int = 0,
                           kind: str = "claim", requires: Requires = None, units: Sequence | None = None,
                           unit: str = "seed") -> Claim:
-    """Claim "the method is no worse than each baseline by more than ``margin``" (paired bootstrap CI)."""
+    """Claim "no worse than each baseline by more than ``margin``": *holds* if the paired-bootstrap CI of the mean
+    advantage lies above ``-margin``, *does not hold* if the mean advantage is below ``-margin``."""
     req = _start(id, statement, kind, requires)
     if not margin >= 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
@@ -197,7 +186,8 @@ def _satisfies(x: float, bound: float, sense: str, tol: float = 0.0) -> bool:
 def judge_threshold(id: str, statement: str, method: tuple[str, Values], *, threshold: float, sense: str = ">=",
                     confidence: float = 0.95, mc_se: float | Values | None = None, kind: str = "claim",
                     requires: Requires = None, units: Sequence | None = None, unit: str = "seed") -> Claim:
-    """Claim "the measured value is ``sense`` ``threshold``" from values over units.
+    """Claim "the measured value is ``sense`` ``threshold``": *holds* if the whole interval is on the right side,
+    *does not hold* if the mean is not, otherwise *inconclusive*.
 
     ``mc_se``: the Monte-Carlo standard error of each value when the values are themselves estimates (a
     coverage over ``m`` draws: ``sqrt(p(1-p)/m)``), one number for all or one per value.  The interval then

@@ -21,29 +21,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, is_dataclass, replace
 from typing import Any
 
+from icml26.manifest import PAPERS, Entry
+
 __all__ = ["Entry", "Experiment", "register", "get", "experiments", "unavailable", "PRESETS"]
 
 PRESETS = ("quick", "full")
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One paper as the manifest lists it (no import needed)."""
-
-    slug: str
-    title: str
-    paper: str = ""
-    component: str = ""
-    module: str = ""  # default: icml26.<slug>.experiment
-    needs: tuple[str, ...] = ()
-    extra: str = ""
-
-    def __post_init__(self) -> None:
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.slug):
-            raise ValueError(f"slug must be a lowercase python identifier, got {self.slug!r}")
-        if not self.module:
-            object.__setattr__(self, "module", f"icml26.{self.slug}.experiment")
-        object.__setattr__(self, "needs", tuple(self.needs))
 
 
 @dataclass(frozen=True)
@@ -84,8 +66,6 @@ _REGISTRY: dict[str, Experiment] = {}
 
 
 def _manifest() -> dict[str, Entry]:
-    from icml26.manifest import PAPERS
-
     return {p["slug"]: Entry(**p) for p in PAPERS}
 
 
@@ -95,12 +75,8 @@ def register(exp: Experiment) -> Experiment:
         raise TypeError("register expects an Experiment")
     entry = _manifest().get(exp.slug)
     if entry is not None:
-        exp = replace(
-            exp,
-            title=exp.title or entry.title,
-            paper=exp.paper or entry.paper,
-            component=exp.component or entry.component,
-        )
+        exp = replace(exp, title=exp.title or entry.title, paper=exp.paper or entry.paper,
+                      component=exp.component or entry.component)
     elif not exp.title:
         raise ValueError(f"experiment {exp.slug!r} is not in icml26.manifest, so it must give a title")
     old = _REGISTRY.get(exp.slug)

@@ -145,25 +145,18 @@ class Report:
             raise ValueError(f"steps must be >= 0, got {steps!r}")
         self.tuning[arm] = {"configs": configs, "steps": steps, "budget": configs * steps, "note": note}
 
-    def _budget(self, name: str) -> dict | None:
-        if name in self.tuning:
-            return {"arm": name, **self.tuning[name]}
-        best = max((a for a in self.tuning if name.startswith(a + " ")), key=len, default=None)
-        return {"arm": best, **self.tuning[best]} if best else None
+    def _budget(self, name: str, method: dict | None = None) -> dict | None:
+        arm = name if name in self.tuning else max((a for a in self.tuning if name.startswith(a + " ")), key=len,
+                                                   default=None)
+        if arm is None:
+            return None
+        return {"arm": arm, **self.tuning[arm], **({"under_tuned": self.tuning[arm]["budget"] < method["budget"]}
+                                                  if method else {})}
 
     def _tuning_rows(self, claim: Claim) -> dict | None:
-        if not self.tuning or not claim.baselines:
-            return None
-        m = self._budget(claim.method["name"])
-        rows = {"method": m, "baselines": {}}
-        for b in claim.baselines:
-            bb = self._budget(b["name"])
-            if bb is not None:
-                bb["under_tuned"] = bool(m is not None and bb["budget"] < m["budget"])
-            rows["baselines"][b["name"]] = bb
-        if m is None and not any(rows["baselines"].values()):
-            return None
-        return rows
+        m = self._budget(claim.method["name"]) if self.tuning and claim.baselines else None
+        rows = {b["name"]: self._budget(b["name"], m) for b in claim.baselines} if self.tuning else {}
+        return {"method": m, "baselines": rows} if m or any(rows.values()) else None
 
     def resolve(self) -> None:
         """Apply ``requires``: a claim whose required precondition does not hold becomes *inconclusive*.
@@ -218,16 +211,11 @@ class Report:
             if kind is not None and c.kind != kind:
                 continue
             verdict = c.verdict + (f" ({c.reason}; measured: {c.measured_verdict})" if c.reason else "")
-            row = {
-                "id": c.id,
-                "verdict": verdict,
-                "statement": c.statement,
-                "method": f"{c.method['name']}: {_estimate_str(c.method)}",
-                "baselines": "; ".join(f"{b['name']}: {_estimate_str(b)}" for b in c.baselines) or "-",
-                "test": c.test["name"]
-                + (f", p={c.test['p_value']:.3g}" if "p_value" in c.test else "")
-                + (f", n={c.test['n_units']} {c.test['unit']}s" if "n_units" in c.test else ""),
-            }
+            row = {"id": c.id, "verdict": verdict, "statement": c.statement,
+                   "method": f"{c.method['name']}: {_estimate_str(c.method)}",
+                   "baselines": "; ".join(f"{b['name']}: {_estimate_str(b)}" for b in c.baselines) or "-",
+                   "test": c.test["name"] + (f", p={c.test['p_value']:.3g}" if "p_value" in c.test else "")
+                   + (f", n={c.test['n_units']} {c.test['unit']}s" if "n_units" in c.test else "")}
             if c.requires:
                 row["requires"] = ", ".join(c.requires)
             tuning = c.test.get("tuning")
@@ -293,14 +281,11 @@ def summary_line(k: Mapping[str, Mapping[str, int]]) -> str:
 
 def _tuning_str(t: Mapping[str, Any]) -> str:
     def one(name: str, b: Mapping[str, Any] | None) -> str:
-        if b is None:
-            return f"{name}: not recorded"
-        flag = " UNDER-TUNED" if b.get("under_tuned") else ""
-        return f"{name}: {b['configs']}x{_fmt(b['steps'])}{flag}"
+        flag = " UNDER-TUNED" if b and b.get("under_tuned") else ""
+        return f"{name}: {b['configs']}x{_fmt(b['steps'])}{flag}" if b else f"{name}: not recorded"
 
-    parts = [one(t["method"]["arm"] if t["method"] else "method", t["method"])]
-    parts += [one(n, b) for n, b in t["baselines"].items()]
-    return "; ".join(parts)
+    return "; ".join([one(t["method"]["arm"] if t["method"] else "method", t["method"])]
+                     + [one(n, b) for n, b in t["baselines"].items()])
 
 
 def _estimate_str(d: Mapping[str, Any]) -> str:

@@ -25,13 +25,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .io import atomic_write_text, latest_run, load_result, to_jsonable, versions, write_run
+from .io import atomic_write_text, to_jsonable, versions, write_run
 from .progress import Progress
 from .registry import PRESETS, Experiment, get
 from .report import Report, counts
 from .seeding import default_threads, seed_everything
 
-__all__ = ["run_experiment", "resolve_seeds", "limited_threads", "code_hash", "EXECUTORS", "latest_results"]
+__all__ = ["run_experiment", "resolve_seeds", "limited_threads", "code_hash", "EXECUTORS"]
 
 EXECUTORS = ("local", "slurm", "submitit-local")
 
@@ -55,8 +55,7 @@ def limited_threads(n: int | None) -> Iterator[None]:
 
 
 def resolve_seeds(n: int | None, default: int) -> list[int]:
-    if n is None:
-        n = default
+    n = default if n is None else n
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"seeds must be an integer >= 1, got {n!r}")
     return list(range(n))
@@ -212,15 +211,3 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
     }
     md = report.to_markdown(exp.title, header)
     return write_run(out, result, md, {f.filename: f.png for f in report.figures})
-
-
-def latest_results(out: str | Path) -> dict[str, dict]:
-    """The latest result of every known slug that has one under ``out``."""
-    from .registry import experiments
-
-    found = {}
-    for slug in experiments():
-        d = latest_run(out, slug)
-        if d is not None:
-            found[slug] = {"dir": d, **load_result(d)}
-    return found

@@ -37,11 +37,6 @@ class Estimate:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def __str__(self) -> str:
-        if self.n == 1 or self.std == 0.0:
-            return f"{self.mean:.4g}"
-        return f"{self.mean:.4g} ± {self.std:.2g}"
-
 
 def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     """Mean, sample std (ddof=1) and the Student-t interval ``mean ± t_{(1+c)/2, n-1} · std / sqrt(n)``.
@@ -82,13 +77,8 @@ def paired_wilcoxon(a: Sequence[float], b: Sequence[float], alternative: str = "
     return float(res.statistic), float(res.pvalue)
 
 
-def paired_bootstrap(
-    a: Sequence[float],
-    b: Sequence[float],
-    n_boot: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float, float, float]:
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = 10_000, confidence: float = 0.95,
+                     seed: int = 0) -> tuple[float, float, float, float]:
     """Percentile bootstrap of the mean paired difference ``mean(a - b)``.
 
     Resamples the pairs with replacement.  Returns ``(mean_diff, ci_low, ci_high, p_greater)`` where
