@@ -186,6 +186,9 @@ def test_artifact_dir_is_handed_to_measure_and_survives_the_run(tmp_path, toy_ex
     from icml26.core import registry as reg
 
     def with_artifact(config, seed, progress):
+        from icml26.core.runner import code_hash
+
+        assert progress.code_hash == code_hash(reg.get("toy"))  # for artifacts derived from the paper's code
         (progress.artifact_dir).mkdir(parents=True, exist_ok=True)
         (progress.artifact_dir / "model.pt").write_bytes(b"weights")
         return toy_experiment.measure(config, seed, progress)

@@ -251,5 +251,8 @@ def test_tuning_budget_is_shown_and_an_under_tuned_baseline_flagged():
     t = c.test["tuning"]
     assert t["method"]["budget"] == 3600 and t["baselines"]["NPO"]["under_tuned"] is True
     assert "UNDER-TUNED" in rep.to_markdown("T", {})
+    rep.set_tuning("exact OT", configs=1, steps=0, note="closed form")
+    c = rep.add_claim(judge_superiority("b", "s", ("T3 forget quality", [2.0, 3.0]), {"exact OT": [1.0, 2.0]}))
+    assert c.test["tuning"]["baselines"]["exact OT"]["under_tuned"] is False  # nothing to tune
     with pytest.raises(ValueError, match="configs"):
         rep.set_tuning("x", configs=0, steps=1)

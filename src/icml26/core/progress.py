@@ -29,11 +29,13 @@ class Progress:
 
     ``cache_dir``: finished pieces of work, one JSON file per key (``None``: in memory only); ``show``: draw a
     rich progress bar on stderr; ``artifact_dir``: expensive artifacts valid across runs and seeds (trained
-    checkpoints, keyed by a hash of their config), never cleared by the runner.
+    checkpoints, keyed by a hash of their config), never cleared by the runner; ``code_hash``: the hash of the
+    paper's code, for artifacts that must be rebuilt when the code changes (put it in their config).
     """
 
     def __init__(self, cache_dir: str | Path | None = None, show: bool = False,
-                 artifact_dir: str | Path | None = None) -> None:
+                 artifact_dir: str | Path | None = None, code_hash: str = "") -> None:
+        self.code_hash = code_hash  # the runner's hash of the paper's code: add it to a derived artifact's config
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.artifact_dir = Path(artifact_dir) if artifact_dir is not None else None
         self.show = show

@@ -132,7 +132,8 @@ class Report:
         return claim
 
     def set_tuning(self, arm: str, configs: int, steps: int | float, note: str = "") -> None:
-        """Record ``arm``'s tuning budget: ``configs`` configurations tried, ``steps`` optimiser (or work) steps each.
+        """Record ``arm``'s tuning budget: ``configs`` configurations tried, ``steps`` optimiser (or work) steps each
+        (``steps=0``: nothing to tune, e.g. a closed form or an exact solver; never flagged as under-tuned).
 
         ``arm`` is matched against the names in judged statements (exactly, or as the first word(s) of the
         name followed by a space: arm ``"NPO"`` matches ``"NPO forget quality"``).
@@ -150,8 +151,8 @@ class Report:
                                                    default=None)
         if arm is None:
             return None
-        return {"arm": arm, **self.tuning[arm], **({"under_tuned": self.tuning[arm]["budget"] < method["budget"]}
-                                                  if method else {})}
+        t = self.tuning[arm]  # a budget of 0 (a closed form, an exact solver) has nothing to tune: never flagged
+        return {"arm": arm, **t, **({"under_tuned": 0 < t["budget"] < method["budget"]} if method else {})}
 
     def _tuning_rows(self, claim: Claim) -> dict | None:
         m = self._budget(claim.method["name"]) if self.tuning and claim.baselines else None

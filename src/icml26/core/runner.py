@@ -88,13 +88,14 @@ class _Task:
     artifact_dir: str
     threads: int | None
     show: bool
+    code_hash: str
 
 
 def _measure_task(task: _Task) -> dict:
     """Measure one seed and store its record atomically; returns the stored envelope."""
     path = Path(task.record_path)
     parts = path.with_name(path.stem + ".parts")
-    progress = Progress(cache_dir=parts, show=task.show, artifact_dir=task.artifact_dir)
+    progress = Progress(cache_dir=parts, show=task.show, artifact_dir=task.artifact_dir, code_hash=task.code_hash)
     t0 = time.perf_counter()
     with limited_threads(task.threads):
         seed_everything(task.seed)
@@ -178,7 +179,7 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
             envelopes[s] = {**json.loads(path.read_text()), "from_cache": True}
         else:
             artifacts = str(slug_dir / ".artifacts")
-            todo.append(_Task(exp, config, s, str(path), artifacts, threads, show_progress and in_process))
+            todo.append(_Task(exp, config, s, str(path), artifacts, threads, show_progress and in_process, chash))
     for env in _run_tasks(todo, jobs, executor, slurm or {}, slug_dir / ".submitit", progress):
         envelopes[env["seed"]] = {**env, "from_cache": False}
     measured = time.perf_counter() - t0
