@@ -1,4 +1,4 @@
-"""The quick preset runs end to end and writes a well-formed result."""
+"""The quick preset runs end to end and writes a well-formed result; the checks can fail on broken records."""
 
 import json
 
@@ -6,31 +6,88 @@ import pytest
 
 pytest.importorskip("ot")
 
-from icml26.core import VERDICTS, run_experiment  # noqa: E402
+from icml26.core import VERDICTS, Report, run_experiment  # noqa: E402
+from icml26.gcf_layer.experiment import QUICK, judge  # noqa: E402
 
-EXPECTED = {
-    "auction_one_item",
-    "auction_two_items",
-    "auction_beats_bundling",
-    "auction_mussa_rosen",
-    "auction_sqrt_kernel",
-    "auction_unit_demand",
-    "rochetnet_agreement",
-    "ot_1d_uvp",
-    "ot_2d_uvp",
+KINDS = {
+    "auction_ir": "check",
+    "auction_revenue_upper_bound": "check",
+    "ot_weak_duality": "check",
+    "mv_bundling_gap": "precondition",
+    "ot_1d_affine_fails": "precondition",
+    "ot_2d_affine_fails": "precondition",
+    "auction_one_item": "claim",
+    "auction_two_items": "claim",
+    "auction_beats_bundling": "claim",
+    "auction_mussa_rosen": "claim",
+    "auction_sqrt_kernel": "claim",
+    "auction_unit_demand": "claim",
+    "rochetnet_agreement": "claim",
+    "ot_1d_uvp": "claim",
+    "ot_2d_uvp": "claim",
+}
+REQUIRES = {
+    "auction_two_items": ["mv_bundling_gap"],
+    "auction_beats_bundling": ["mv_bundling_gap"],
+    "ot_1d_uvp": ["ot_1d_affine_fails"],
+    "ot_2d_uvp": ["ot_2d_affine_fails"],
 }
 
 
-def test_quick_preset_smoke(tmp_path):
-    run_dir = run_experiment("gcf_layer", preset="quick", out=tmp_path)
-    result = json.loads((run_dir / "result.json").read_text())
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    run_dir = run_experiment("gcf_layer", preset="quick", out=out)
+    records = [
+        json.loads(p.read_text())["record"] for p in sorted((out / "gcf_layer" / ".records").rglob("seed*.json"))
+    ]
+    return run_dir, json.loads((run_dir / "result.json").read_text()), records
+
+
+def test_quick_preset_smoke(quick_run):
+    run_dir, result, records = quick_run
     assert result["slug"] == "gcf_layer" and result["preset"] == "quick" and result["seeds"] == [0, 1, 2]
-    assert {c["id"] for c in result["claims"]} == EXPECTED
-    assert all(c["verdict"] in VERDICTS for c in result["claims"])
-    for c in result["claims"]:
+    claims = {c["id"]: c for c in result["claims"]}
+    assert {k: c["kind"] for k, c in claims.items()} == KINDS
+    assert all(c["verdict"] in VERDICTS for c in claims.values())
+    for cid, req in REQUIRES.items():
+        assert claims[cid]["requires"] == req
+    for cid, c in claims.items():
         assert c["method"]["n"] >= 3
+        if c["kind"] == "check":  # guarantees by construction: they must hold at any scale
+            assert c["verdict"] == "holds", cid
     assert (run_dir / "mv_menu.png").exists() and (run_dir / "ot_maps.png").exists()
     aucs = result["metrics"]["auctions"]
-    assert all(r["min_utility"] >= 0 for rs in aucs.values() for r in rs)  # hard menus are IR
     assert all(0.0 < r["gcf"] <= 2.0 for r in aucs["mv"])
     assert set(result["metrics"]["transport"]) == {"1d-exp-p3", "2d-mix-p3"}
+    assert len(records) == 3 and all(set(r["transport"]) == {"1d-exp-p3", "2d-mix-p3"} for r in records)
+
+
+def _judge(records):
+    rep = Report(seeds=[0, 1, 2])
+    judge(QUICK, records, rep)
+    rep.resolve()
+    return {c.id: c for c in rep.claims}
+
+
+def test_checks_fail_on_broken_records(quick_run):
+    """Mutants: an impossible revenue above 1/4, a buyer left with negative utility, a dual above the OT cost."""
+    _, _, records = quick_run
+    broken = json.loads(json.dumps(records))
+    broken[1]["auctions"]["one_item"]["gcf"] = 0.26
+    broken[2]["auctions"]["mv"]["min_utility"] = -0.01
+    broken[0]["transport"]["1d-exp-p3"]["dual_gap"] = -0.01
+    by_id = _judge(broken)
+    for cid in ("auction_revenue_upper_bound", "auction_ir", "ot_weak_duality"):
+        assert by_id[cid].verdict == "does not hold", cid
+
+
+def test_precondition_gates_the_transport_claim(quick_run):
+    """If the trivial affine map already met the bound, the L2-UVP claim is 'setting invalid', whatever it measured."""
+    _, _, records = quick_run
+    broken = json.loads(json.dumps(records))
+    for r in broken:
+        r["transport"]["1d-exp-p3"]["affine"] = 1.0
+    by_id = _judge(broken)
+    assert by_id["ot_1d_affine_fails"].verdict == "does not hold"
+    assert by_id["ot_1d_uvp"].verdict == "inconclusive" and by_id["ot_1d_uvp"].reason.startswith("setting invalid")

@@ -1,27 +1,29 @@
+import dataclasses
 import json
 
 import pytest
 
-from icml26.core import VERDICTS, run_experiment
+from icml26.core import VERDICTS, Report, run_experiment
 from icml26.upipe.train import main as train_main
 
-CLAIMS = {
-    "exactness",
-    "loss-curves",
-    "memory-forward",
-    "memory-saved",
-    "memory-formula",
-    "memory-knob",
-    "memory-step",
-    "longest-sequence",
-    "speed",
-    "speed-matches",
+KINDS = {
+    "exactness": "check",
+    "loss-curves": "check",
+    "memory-formula": "check",
+    "attention_dominates_step": "precondition",
+    "memory-forward": "claim",
+    "memory-saved": "claim",
+    "memory-knob": "claim",
+    "memory-step": "claim",
+    "longest-sequence": "claim",
+    "speed": "claim",
+    "speed-matches": "claim",
 }
+REQUIRES = {"memory-step": ["attention_dominates_step"], "longest-sequence": ["attention_dominates_step"]}
 
 # The quick preset, shrunk further so the whole test folder stays small on a shared 2-core machine.
 SMALL = dict(
     exact_heads=(4,),
-    exact_seeds=1,
     curve_steps=3,
     curve_seq=32,
     mem_seq=(512,),
@@ -44,12 +46,17 @@ SMALL = dict(
 def test_quick_preset_runs_and_reports_claims(tmp_path):
     run_dir = run_experiment("upipe", preset="quick", seeds=1, out=tmp_path, overrides=SMALL)
     res = json.loads((run_dir / "result.json").read_text())
-    assert {c["id"] for c in res["claims"]} == CLAIMS
-    assert all(c["verdict"] in VERDICTS for c in res["claims"])
     by_id = {c["id"]: c for c in res["claims"]}
-    # exact properties must hold even at this scale (speed depends on the machine and is not asserted)
-    for cid in ("exactness", "loss-curves", "memory-formula", "memory-saved"):
+    assert {k: c["kind"] for k, c in by_id.items()} == KINDS
+    assert all(c["verdict"] in VERDICTS for c in res["claims"])
+    for cid, req in REQUIRES.items():
+        assert by_id[cid]["requires"] == req
+    # checks are exact properties of our code: they hold at any scale (speed is machine-dependent, not asserted)
+    for cid in ("exactness", "loss-curves", "memory-formula"):
         assert by_id[cid]["verdict"] == "holds", by_id[cid]
+    assert by_id["memory-saved"]["verdict"] == "holds", by_id["memory-saved"]
+    # the deterministic byte counts are one checkpointed artifact shared by the seeds
+    assert list((tmp_path / "upipe" / ".artifacts").glob("memory-*.pt"))
     assert (run_dir / "memory_vs_seq.png").exists() and (run_dir / "step_timeline.png").exists()
 
 
@@ -77,3 +84,43 @@ def test_train_entry_runs_single_process():
         ]
     )
     assert len(losses) == 2 and all(loss > 0 for loss in losses)
+
+
+def _fake_record(seed: int, step_peaks: tuple[float, float], layer_peak: float) -> dict:
+    layers = [
+        {"C": 2, "S": 512, "method": m, "fwd_peak": f, "saved": sv, "bwd_peak": 1.0, "total_peak": 2.0,
+         **({"fwd_formula": f, "saved_formula": sv} if m != "ring" else {})}
+        for m, f, sv in (("ulysses", 4.0, 3.0), ("upipe U=C", 1.0, 0.5), ("upipe U=2C", 2.0, 0.5), ("ring", 5.0, 3.0))
+    ]  # fmt: skip
+    steps = {m: {"step_peak": p, "timeline": [[0, 0, "forward"], [1, p, "backward"]]} for m, p in
+             zip(("ulysses", "upipe"), step_peaks)}  # fmt: skip
+    return {
+        "exactness": [{"method": "upipe", "worst": 0.0}],
+        "curves": {m: [1.0, 0.5] for m in ("reference", "upipe", "ulysses", "ring")},
+        "memory": {
+            "layers": layers,
+            "steps": steps,
+            "ulysses_layer_at_step_seq": {"total_peak": layer_peak},
+            "smax": {"ulysses": {"s_max": 1024}, "upipe": {"s_max": 1536}},
+        },
+        "speed": {"ulysses": 1.0, "upipe": 1.0 + 0.01 * seed},
+        "kernel": "test",
+    }
+
+
+def test_precondition_gates_the_step_claims():
+    """When attention is a negligible share of the step, memory-step and longest-sequence are 'setting invalid'."""
+    from icml26.upipe.experiment import QUICK, judge
+
+    cfg = dataclasses.replace(QUICK, mem_seq=(512,), mem_world_sizes=(2,))
+    for layer_peak, expect in ((8.0, "holds"), (0.5, "does not hold")):
+        rep = Report(seeds=[0, 1])
+        judge(cfg, [_fake_record(s, (10.0, 7.0), layer_peak) for s in (0, 1)], rep)
+        rep.resolve()
+        by_id = {c.id: c for c in rep.claims}
+        assert by_id["attention_dominates_step"].verdict == expect
+        if expect == "holds":
+            assert by_id["memory-step"].verdict == "holds" and by_id["longest-sequence"].verdict == "holds"
+        else:
+            for cid in ("memory-step", "longest-sequence"):
+                assert by_id[cid].verdict == "inconclusive" and by_id[cid].reason.startswith("setting invalid")

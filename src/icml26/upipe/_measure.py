@@ -167,3 +167,45 @@ def step_time(
         if k > 0:
             times.append(float(dt))
     return {"median_s": statistics.median(times), "times": times}
+
+
+def train_curves(rank: int, world: int, methods: list[str], u, s: int, cfg: dict, steps: int, seed: int) -> dict:
+    """:func:`train_curve` for each of ``methods`` in turn, in one process group (one spawn instead of several)."""
+    return {m: train_curve(rank, world, m, u, s, cfg, steps, seed) for m in methods}
+
+
+def step_times(
+    rank: int, world: int, methods: list[str], u, s: int, cfg: dict, steps: int, checkpoint: bool, mlp_chunks: int
+) -> dict:
+    """:func:`step_time` for each of ``methods`` in turn (each with its own warm-up step), in one process group."""
+    return {m: step_time(rank, world, m, u, s, cfg, steps, checkpoint, mlp_chunks) for m in methods}
+
+
+def smax_search(
+    rank: int, world: int, method: str, start: int, limit: int, budget: float, cfg: dict, mlp_chunks: int
+) -> dict:
+    """Longest S (a multiple of ``2C * 64``) whose training-step peak (:func:`step_memory`, AC on) fits ``budget``
+    bytes: doubling from ``start``, then bisection.  Every probe runs in this one process group; the ranks agree
+    on each probe (its peak is max-reduced), so they take the same branches."""
+    import gc
+
+    unit = 2 * world * 64
+    probes: dict[int, float] = {}
+
+    def fits(s: int) -> bool:
+        if s not in probes:
+            gc.collect()  # nothing left over from the previous probe may be freed inside the measured step
+            probes[s] = step_memory(rank, world, method, None, s, cfg, True, mlp_chunks)["step_peak"]
+        return probes[s] <= budget
+
+    lo, hi = 0, start
+    while fits(hi):
+        lo, hi = hi, hi * 2
+        if hi > limit:
+            raise RuntimeError(f"S_max search passed smax_limit={limit}; raise budget or limit")
+    while hi - lo > unit:
+        mid = (lo + hi) // 2 // unit * unit
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return {"s_max": lo, "probes": {str(k): v for k, v in sorted(probes.items())}}
