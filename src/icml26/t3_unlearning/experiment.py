@@ -399,7 +399,7 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
                "memorisation_value_token_prob": memo_steps, "grids": grids, "rules": rules, "mu_floor": mu_floor}
         return json.loads(json.dumps(to_jsonable(out)))  # plain data (the artifact is loaded with weights_only)
 
-    keys = {**asdict(cfg), "artifact": "t3-selection-v1"}
+    keys = {**asdict(cfg), "code": progress.code_hash}  # derived from the code: rebuilt when it changes
     return progress.checkpoint("t3-selection", keys, build)
 
 

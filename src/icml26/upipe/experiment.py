@@ -11,10 +11,8 @@ deterministic, so one checkpointed measurement per configuration); exactness and
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
 from functools import partial
-from pathlib import Path
 
 import matplotlib
 
@@ -135,15 +133,6 @@ def _mem_methods(world: int) -> list[tuple[str, str, int | None]]:
     ]
 
 
-def _source_hash() -> str:
-    """Hash of this package's sources: the memory artifact is rebuilt whenever the code that measures it changes."""
-    h = hashlib.sha256()
-    for f in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
-
-
 def _memory(cfg: Config, progress) -> dict:
     """Every byte count of the run: the attention-layer sweep, the training-step peaks and the S_max searches.
 
@@ -252,7 +241,7 @@ def measure(config: Config, seed: int, progress=None) -> dict:
         )
     )
     key = {k: getattr(cfg, k) for k in MEMORY_FIELDS}
-    key.update(torch=torch.__version__, source=_source_hash())
+    key.update(torch=torch.__version__, code=progress.code_hash)  # rebuilt whenever the measuring code changes
     memory = progress.checkpoint("memory", key, lambda: _memory(cfg, progress))
     w0 = cfg.mem_world_sizes[0]
     mcfg = _model_cfg(cfg, cfg.mem_dim, cfg.mem_heads, cfg.mem_heads, cfg.mem_head_dim, cfg.layers, cfg.ffn_dim)
