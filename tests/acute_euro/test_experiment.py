@@ -1,23 +1,95 @@
-"""Smoke test of the quick preset, and the LM task pipeline on a tiny untrained model."""
+"""Smoke test of the quick preset, per-seed redraws (units), a mutant, and the LM pipeline on a tiny model."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import torch
 
-from icml26.core import VERDICTS, run_experiment
+from icml26.core import VERDICTS, Progress, run_experiment
+
+PRECONDITIONS = {"raw_imperfect_digits", "raw_miscalibrated_digits"}
+CLAIMS = {"auc_euro_digits", "smece_digits_max_0.10", "smece_digits_below_raw", "sample_efficiency_digits"}
+CHECKS = {
+    "sanity_oracle",
+    "sanity_anti_oracle",
+    "sanity_base_rate_ece",
+    "sanity_base_rate_auc",
+    "sanity_base_rate_below_1",
+}
 
 
 def test_quick_preset_end_to_end(tmp_path):
     run_dir = run_experiment("acute_euro", preset="quick", out=tmp_path)
     result = json.loads((run_dir / "result.json").read_text())
-    ids = {c["id"] for c in result["claims"]}
-    assert {"auc_euro_digits", "smece_digits_max_0.10", "smece_digits_below_raw", "sample_efficiency_digits"} <= ids
-    assert {"sanity_oracle", "sanity_anti_oracle", "sanity_base_rate_ece", "sanity_base_rate_auc"} <= ids
+    kinds = {c["id"]: c["kind"] for c in result["claims"]}
+    assert kinds == {
+        **{i: "precondition" for i in PRECONDITIONS},
+        **{i: "claim" for i in CLAIMS},
+        **{i: "check" for i in CHECKS},
+    }
+    by_id = {c["id"]: c for c in result["claims"]}
+    assert set(by_id["auc_euro_digits"]["requires"]) == PRECONDITIONS
+    assert set(by_id["sample_efficiency_digits"]["requires"]) == PRECONDITIONS
+    assert by_id["smece_digits_below_raw"]["requires"] == ["raw_miscalibrated_digits"]
+    assert by_id["smece_digits_max_0.10"]["requires"] == []
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
-    # the metric sanity checks are exact properties: they must hold on real outputs
-    assert all(c["verdict"] == "holds" for c in result["claims"] if c["id"].startswith("sanity_"))
+    # the metric sanity checks are exact properties of our metric code: they must hold on real outputs
+    assert all(by_id[i]["verdict"] == "holds" for i in CHECKS)
     assert {"euro_curves.png", "reliability.png", "sample_efficiency.png"} <= {p.name for p in run_dir.iterdir()}
+    assert set(result["tuning"]) == {"ACUTE", "Logistic probe", "NWKR", "Platt", "Isotonic", "Raw conf"}
+    # seeds are the unit: every seed redraws the split and the calibration pool, so the baselines vary
+    recs = result["records"]
+    assert len({json.dumps(r["tasks"]["digits"]["y_test"]) for r in recs}) == len(recs)
+    platt = [r["tasks"]["digits"]["metrics"]["platt"]["180"]["auc_euro"] for r in recs]
+    assert len(set(platt)) == len(platt)
+
+
+def _small():
+    from icml26.acute_euro.experiment import QUICK
+
+    return replace(QUICK, mlp_epochs=60, train_sizes=(25, 100), views=("late", "cosine"), n_trees=15)
+
+
+def test_mutant_miscalibrated_acute_fails_the_smece_claim(tmp_path, monkeypatch):
+    """Break ACUTE (its confidence inverted, p -> 1 - p): the absolute smECE claim must move to 'does not hold'."""
+    from icml26.acute_euro import experiment as ex
+
+    cfg = _small()
+    good = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / "good", overrides=vars(cfg))
+    orig = ex._fit_predict
+
+    def broken(method, *a, **k):
+        p = orig(method, *a, **k)
+        return 1.0 - p if method == "acute" else p
+
+    monkeypatch.setattr(ex, "_fit_predict", broken)
+    bad = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / "bad", overrides=vars(cfg))
+    verdict = {
+        name: {c["id"]: c["verdict"] for c in json.loads((d / "result.json").read_text())["claims"]}
+        for name, d in (("good", good), ("bad", bad))
+    }
+    assert verdict["good"]["smece_digits_max_0.10"] != "does not hold"
+    assert verdict["bad"]["smece_digits_max_0.10"] == "does not hold"
+
+
+def test_lm_outputs_shared_but_entity_split_per_seed(tmp_path):
+    """The LM and its outputs are one artifact; the entity split (pool / val / test) is redrawn per seed."""
+    from icml26.acute_euro.experiment import Config, _lm_outputs
+
+    cfg = Config(setting="lm", n_entities=12, lm_layers=1, lm_embd=16, lm_heads=2, lm_steps=3, lm_batch=8)
+    progress = Progress(artifact_dir=tmp_path)
+    a, b = _lm_outputs(cfg, 0, progress), _lm_outputs(cfg, 1, progress)
+    assert len(list(tmp_path.glob("lm_outputs-*.pt"))) == 1
+    for task in ("mcqa", "toolcall"):
+        assert np.array_equal(a[task]["raw"], b[task]["raw"]) and np.array_equal(a[task]["acts"], b[task]["acts"])
+        ents = {s: set(np.unique(d[task]["group"][d[task]["test"]])) for s, d in (("a", a), ("b", b))}
+        assert ents["a"] != ents["b"]
+        for d in (a, b):  # entity-level split: no entity on both sides
+            pool = set(d[task]["group"][d[task]["train"]])
+            assert pool.isdisjoint(d[task]["group"][d[task]["test"]])
+    # both tasks share one entity split per seed
+    assert set(a["mcqa"]["group"][a["mcqa"]["test"]]) == set(a["toolcall"]["group"][a["toolcall"]["test"]])
 
 
 def test_lm_tasks_pipeline_on_untrained_model():

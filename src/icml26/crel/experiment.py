@@ -12,14 +12,24 @@ Per seed and latent dimension ``d``:
    random 2-D ellipses with a non-convex metric.
 4. Interpretability: oracle sampler (failure rate ``p_fail``) vs "risky" sampler (``p_fail_risky``),
    each calibrated on the same real pairs; reliability vs average metric and worst-of-K on the same draws.
+5. End-to-end coverage: ``e2e_calibrations`` fresh calibration draws of ``e2e_n_cal`` real pairs, each
+   judged on ``e2e_n_test`` fresh test pairs through ``predict_set(x).contains(y)`` (small ``n_cal`` so that
+   a rank off by one moves the coverage by ``1/(n+1)``, which the claim can see).
 S2 digits: class-conditional Gaussians in PCA-16 (good, and risky = 15% samples from the nearest other
 class), metric ``log p_clf(c | z)`` of a logistic regression, calibration on held-out real digits.
+
+Seeds are the unit (``measure(config, seed)``: data, generator fit, calibration, test draws all from the seed).
+Kinds: the re-split ``coverage`` statement only tests the rank arithmetic of the conformal quantile, so it is
+a check (exact: the threshold is the k-th smallest calibration score on every split), and coverage is claimed
+end to end on fresh points (``coverage_e2e``, ``coverage_e2e_upper``).  The interpretability claims require a
+precondition: the risky generator must really be worse (its worst-of-K metric lower than the good one's).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import torch
@@ -28,7 +38,9 @@ from icml26.core import (
     Experiment,
     Report,
     judge_every,
+    judge_k_of_n,
     judge_superiority,
+    judge_threshold,
     mean_ci,
     register,
     seed_everything,
@@ -77,6 +89,11 @@ class Config:
     digits_mix: float = 0.15
     digits_repeats: int = 5  # conditions = 10 classes x repeats
     seed_fraction: float = 0.8  # interpretability must hold in >= this share of seeds (4 of 5)
+    # end-to-end coverage through contains() on fresh points (ellipsoid CReL)
+    e2e_alpha: float = 0.1
+    e2e_n_cal: int = 24  # k = ceil(25 * 0.9) = 23: exact coverage 23/25 = 0.92; off by one: 0.88
+    e2e_calibrations: int = 50  # fresh calibration sets per seed and dimension
+    e2e_n_test: int = 50  # fresh test pairs per calibration
 
 
 QUICK = Config(
@@ -92,6 +109,8 @@ QUICK = Config(
     n_interp_x=8,
     n_interp_baseline_x=0,
     digits_repeats=1,
+    e2e_calibrations=20,
+    e2e_n_test=30,
 )
 FULL = Config(n_train=1000, n_interp_x=50, n_interp_baseline_x=10)
 
@@ -101,8 +120,23 @@ def _gap(a, b):
     return "" if a is None or b is None else a - b
 
 
-def _band(alpha: float, n: int) -> tuple[float, float]:
-    return 1 - alpha - 0.01, 1 - alpha + 1 / (n + 1) + 0.01
+def exact_rank(n: int, alpha: float) -> int:
+    """``k = ceil((n + 1)(1 - alpha))`` in exact rational arithmetic (independent of the library's ``_rank``)."""
+    return math.ceil((n + 1) * (1 - Fraction(str(alpha))))
+
+
+def _e2e_coverage(cfg: Config, P, gen, metric, rng: np.random.Generator) -> dict:
+    """Coverage of fresh test pairs through ``predict_set(x).contains(y)``, over fresh calibration draws."""
+    covs = []
+    for _ in range(cfg.e2e_calibrations):
+        rel = ConformalReliability(
+            gen, None, metric, 1 - cfg.e2e_alpha, cfg.n_samples, "ellipsoid", random_state=int(rng.integers(2**31))
+        )
+        rel.conformalize(*P.draw(cfg.e2e_n_cal, rng))
+        covs.append(rel.coverage(*P.draw(cfg.e2e_n_test, rng)))
+    c = np.asarray(covs)
+    se = float(c.std(ddof=1) / np.sqrt(c.size)) if c.size > 1 else float(np.sqrt(0.25 / cfg.e2e_n_test))
+    return {"mean": float(c.mean()), "se": se, "per_calibration": c.tolist()}
 
 
 def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
@@ -126,9 +160,15 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
         s = rel.conformity_scores(X, Y)
         cov[st] = {}
         for a in sorted(set(cfg.alphas) | set(cfg.curve_alphas)):
-            c = [np.mean(s[p[cfg.n_cal :]] <= conformal_quantile(s[p[: cfg.n_cal]], a)) for p in perms]
-            cov[st][f"{a:g}"] = {"mean": float(np.mean(c)), "std": float(np.std(c, ddof=1))}
+            c, rank_err = [], 0
+            for p in perms:
+                q = conformal_quantile(s[p[: cfg.n_cal]], a)
+                c.append(np.mean(s[p[cfg.n_cal :]] <= q))
+                # the threshold is the k-th smallest calibration score: exactly k scores are <= it
+                rank_err = max(rank_err, abs(int(np.sum(s[p[: cfg.n_cal]] <= q)) - exact_rank(cfg.n_cal, a)))
+            cov[st][f"{a:g}"] = {"mean": float(np.mean(c)), "std": float(np.std(c, ddof=1)), "rank_error": rank_err}
     out["coverage"] = cov
+    out["coverage_e2e"] = _e2e_coverage(cfg, P, gen, lin, np.random.default_rng([seed, d, 5]))
 
     # 2. volumes (same draws for all set types: same random_state) and 3a. linear closed form vs PGD
     Xc, Yc, Xt, Yt = X[: cfg.n_cal], Y[: cfg.n_cal], X[cfg.n_cal :], Y[cfg.n_cal :]
@@ -241,9 +281,7 @@ def _digits_unit(cfg: Config, seed: int) -> dict:
     conds = np.repeat(np.arange(10), cfg.digits_repeats)
     out: dict = {"classifier_accuracy": T.classifier_accuracy}
     for gname, g in (("good", T.good), ("risky", T.risky)):
-        rel = ConformalReliability(
-            g, T.encoder, T.metric, 1 - cfg.interp_alpha, cfg.n_samples, random_state=seed
-        )
+        rel = ConformalReliability(g, T.encoder, T.metric, 1 - cfg.interp_alpha, cfg.n_samples, random_state=seed)
         rel.conformalize(T.X_cal, T.Y_cal)
         cover = rel.coverage(T.X_test, T.Y_test)
         R, avg, wok = [], [], []
@@ -347,29 +385,31 @@ def _fig_coverage(cfg: Config, s1: list[dict]):
     return fig
 
 
-# ------------------------------------------------------------------------------------------------ run
-def run(cfg: Config, seeds: list[int], progress) -> Report:
-    report = Report()
-    s1, grid, dig = [], [], []
-    for s in progress.track(seeds, description="crel seeds"):
-        for d in cfg.dims:
-            s1.append(progress.cached(f"seed{s}-s1-d{d}", lambda s=s, d=d: _s1_unit(cfg, s, d)))
-        grid.append(progress.cached(f"seed{s}-grid", lambda s=s: _grid_unit(cfg, s)))
-        if cfg.digits:
-            dig.append(progress.cached(f"seed{s}-digits", lambda s=s: _digits_unit(cfg, s)))
+# ------------------------------------------------------------------------------------------------ measure
+def measure(cfg: Config, seed: int, progress) -> dict:
+    """One seed: S1 per dimension, the 2-D grid instances and (optionally) digits, all drawn from ``seed``."""
+    s1 = [progress.cached(f"s1-d{d}", lambda d=d: _s1_unit(cfg, seed, d)) for d in cfg.dims]
+    grid = progress.cached("grid", lambda: _grid_unit(cfg, seed))
+    dig = progress.cached("digits", lambda: _digits_unit(cfg, seed)) if cfg.digits else None
+    return {"s1": s1, "grid": grid, "digits": dig}
+
+
+# ------------------------------------------------------------------------------------------------ judge
+def judge(cfg: Config, records: list[dict], report: Report) -> None:
+    seeds = list(report.seeds or range(len(records)))
+    s1 = [u for r in records for u in r["s1"]]
+    grid = [r["grid"] for r in records]
+    dig = [r["digits"] for r in records] if cfg.digits else []
     n_seeds = len(seeds)
+    report.set_tuning("ellipsoid CReL", configs=1, steps=0, note="shrinkage 0.1, eps 1e-6, K fixed: nothing tuned")
+    report.set_tuning("pcp", configs=1, steps=0, note="K fixed: nothing tuned")
 
-    # -- coverage --------------------------------------------------------------------------------------
-    def excess(u, st, a):
-        lo, hi = _band(a, cfg.n_cal)
-        c = u["coverage"][st][f"{a:g}"]["mean"]
-        return max(lo - c, c - hi)
-
+    # -- coverage: rank arithmetic on re-splits (check), end to end on fresh points (claims) -------------
     rows = []
     for d in cfg.dims:
         for a in cfg.alphas:
-            lo, hi = _band(a, cfg.n_cal)
-            row = {"d": d, "alpha": a, "band_low": lo, "band_high": hi}
+            k = exact_rank(cfg.n_cal, a)
+            row = {"d": d, "alpha": a, "k/(n+1)": k / (cfg.n_cal + 1)}
             for st in SET_NAMES:
                 vals = [u["coverage"][st][f"{a:g}"]["mean"] for u in s1 if u["d"] == d]
                 row[st] = f"{np.mean(vals):.4f} ± {np.std(vals, ddof=1) if len(vals) > 1 else 0:.4f}"
@@ -377,36 +417,80 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
     report.add_table(
         "coverage",
         rows,
-        f"Mean empirical coverage over {cfg.n_splits} random splits "
+        f"Mean empirical coverage over {cfg.n_splits} random re-splits of one pool "
         f"(n_cal={cfg.n_cal}, n_test={cfg.n_test}), mean ± sd over {n_seeds} seeds; "
-        "fitted conditional-Gaussian generator, K samples per condition.",
+        "fitted conditional-Gaussian generator, K samples per condition. Over re-splits of one pool the "
+        "expected coverage is exactly k/(n+1) for any score (exchangeability), so this only tests the rank "
+        "arithmetic: the check `coverage` tests it exactly, the claims coverage_e2e* test the sets.",
     )
-    exc = {st: [excess(u, st, a) for u in s1 for a in cfg.alphas] for st in SET_NAMES}
+    rank_err = {st: [u["coverage"][st][f"{a:g}"]["rank_error"] for u in s1 for a in cfg.alphas] for st in SET_NAMES}
     report.add_claim(
         judge_every(
             "coverage",
-            "Empirical coverage lies within [1-alpha-0.01, 1-alpha+1/(n+1)+0.01] for alpha in "
-            f"{{{', '.join(f'{a:g}' for a in cfg.alphas)}}} (mean over {cfg.n_splits} random splits), "
-            "every seed and dimension; value = distance outside the band (<= 0 inside)",
-            ("ellipsoid CReL", exc["ellipsoid"]),
+            "On every re-split of the pool, for alpha in "
+            f"{{{', '.join(f'{a:g}' for a in cfg.alphas)}}}, the conformal threshold is the k-th smallest "
+            "calibration score, k = ceil((n+1)(1-alpha)) computed exactly (value = max |#{s_cal <= qhat} - k|); "
+            "the rank arithmetic re-split coverage tests, checked without Monte-Carlo slack",
+            ("ellipsoid CReL", rank_err["ellipsoid"]),
             bound=0.0,
             sense="<=",
-            baselines={"ball": exc["ball"], "pcp": exc["pcp"]},
+            baselines={"ball": rank_err["ball"], "pcp": rank_err["pcp"]},
+            kind="check",
         )
+    )
+    ball_pcp = [x for st in ("ball", "pcp") for x in rank_err[st]]
+    if any(x > 0 for x in ball_pcp):
+        report.add_note(f"Rank arithmetic off for ball / PCP sets: max error {max(ball_pcp)}.")
+    e2e = [u["coverage_e2e"] for u in s1]
+    units = [u["seed"] for u in s1]
+    k = exact_rank(cfg.e2e_n_cal, cfg.e2e_alpha)
+    lo, hi = 1 - cfg.e2e_alpha, 1 - cfg.e2e_alpha + 1 / (cfg.e2e_n_cal + 1)
+    what = (
+        f"(S1, fitted generator, alpha={cfg.e2e_alpha:g}, n_cal={cfg.e2e_n_cal}: {cfg.e2e_calibrations} fresh "
+        f"calibrations x {cfg.e2e_n_test} fresh test pairs per seed and dimension, through "
+        f"predict_set(x).contains(y); exact expectation k/(n+1) = {k / (cfg.e2e_n_cal + 1):.3f})"
+    )
+    for cid, bound, sense, words in (
+        ("coverage_e2e", lo, ">=", f"at least 1 - alpha = {lo:g}"),
+        ("coverage_e2e_upper", hi, "<=", f"at most 1 - alpha + 1/(n+1) = {hi:.3f} (not conservative)"),
+    ):
+        report.add_claim(
+            judge_threshold(
+                cid,
+                f"CReL's ellipsoid sets have marginal coverage {words} {what}",
+                ("ellipsoid CReL coverage", [e["mean"] for e in e2e]),
+                threshold=bound,
+                sense=sense,
+                mc_se=[e["se"] for e in e2e],  # sd over the fresh calibrations / sqrt(their number)
+                units=units,
+            )
+        )
+    report.add_table(
+        "coverage_e2e",
+        [
+            {"seed": u["seed"], "d": u["d"], "coverage": u["coverage_e2e"]["mean"], "mc_se": u["coverage_e2e"]["se"]}
+            for u in s1
+        ],
+        f"End-to-end coverage {what}.",
     )
 
     # -- informativeness -------------------------------------------------------------------------------
     dv = max(cfg.dims)
-    lv = {st: np.concatenate([u["log_volume"][st] for u in s1 if u["d"] == dv]) for st in SET_NAMES}
+    sub = [u for u in s1 if u["d"] == dv]
+    lv = {st: np.concatenate([u["log_volume"][st] for u in sub]) for st in SET_NAMES}
+    lv_units = [u["seed"] for u in sub for _ in u["log_volume"]["ellipsoid"]]
     report.add_claim(
         judge_superiority(
             "informativeness",
             f"At equal alpha={cfg.volume_alpha:g}, CReL ellipsoid sets are smaller than PCP's union of balls "
-            f"(log-volume paired over test conditions, S1 d={dv}, one-sided Wilcoxon p < 0.01)",
+            f"(mean log-volume over test conditions per seed, S1 d={dv}, paired over seeds, one-sided t test "
+            "p < 0.01)",
             ("ellipsoid CReL", lv["ellipsoid"]),
             {"pcp": lv["pcp"]},
             higher_is_better=False,
+            test="ttest",
             alpha=0.01,
+            units=lv_units,  # conditions of one seed share its generator and qhat: seeds are the unit
         )
     )
     vrows = []
@@ -437,10 +521,11 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         judge_every(
             "optimizer_grid",
             f"PGD worst case matches a dense 2-D polar grid ({cfg.n_grid}x{cfg.n_grid}) within 1e-3 on "
-            "random ellipses with a non-convex metric",
+            "random ellipses with a non-convex metric (every instance)",
             ("|R_pgd - R_grid|", gd),
             bound=1e-3,
             sense="<=",
+            # a claim, not a check: multi-start PGD on a non-convex metric has no guarantee (issue 22)
         )
     )
     ld = np.concatenate([u["linear_abs_diff"]["ellipsoid"] for u in s1])
@@ -449,27 +534,42 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         judge_every(
             "optimizer_linear",
             "PGD worst case equals the closed form for linear metrics within 1e-6 (S1 ellipsoid sets, "
-            "all dims)",
+            "all dims: a convex problem with a unique boundary optimum)",
             ("|R_pgd - R_closed| ellipsoid", ld),
             bound=1e-6,
             sense="<=",
             baselines={"pcp (union of balls)": ld_pcp},
+            kind="check",
         )
     )
+    min_gap = [u["interp"][g]["min_in_set_sample_minus_R"] for u in s1 for g in ("good", "risky")]
+    min_gap = [v for v in min_gap if v is not None]
+    if min_gap:
+        report.add_claim(
+            judge_every(
+                "optimizer_below_in_set_samples",
+                "R (PGD with the in-set samples among its starts and a non-increasing objective) is never above "
+                "the worst generated sample inside the set (value = worst in-set sample - R)",
+                ("min in-set sample metric - R", min_gap),
+                bound=0.0,
+                sense=">=",
+                tol=1e-9,
+                kind="check",
+            )
+        )
 
     # -- interpretability ------------------------------------------------------------------------------
     need = math.ceil(cfg.seed_fraction * n_seeds - 1e-9)
-    irows, ok_syn = [], []
-    for s in seeds:
-        ok = True
-        for d in cfg.dims:
-            u = next(x for x in s1 if x["d"] == d and x["seed"] == s)
+    irows, margin_syn, wok_good, wok_risky = [], [], [], []
+    for s, rec in zip(seeds, records):
+        margins = []
+        for u in rec["s1"]:
             gd_, rk = u["interp"]["good"], u["interp"]["risky"]
             r_gap, a_gap = gd_["R"] - rk["R"], gd_["avg"] - rk["avg"]
-            ok = ok and r_gap > abs(a_gap)
+            margins.append(r_gap - abs(a_gap))
             irows.append(
                 {
-                    "data": f"S1 d={d}",
+                    "data": f"S1 d={u['d']}",
                     "seed": s,
                     "R_good": gd_["R"],
                     "R_risky": rk["R"],
@@ -482,25 +582,38 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                     "R_q10_risky": rk["R_q10"],
                 }
             )
-        ok_syn.append(ok)
+        margin_syn.append(min(margins))  # the seed counts only if the gap holds in every dimension
+        wok_good.append(float(np.mean([u["interp"]["good"]["worst_of_k"] for u in rec["s1"]])))
+        wok_risky.append(float(np.mean([u["interp"]["risky"]["worst_of_k"] for u in rec["s1"]])))
     report.add_claim(
-        judge_every(
+        judge_superiority(
+            "risky_generator_worse_synthetic",
+            f"S1 has a failure to detect: the risky generator (failure rate {cfg.p_fail_risky:g} vs "
+            f"{cfg.p_fail:g}) has a lower worst-of-K metric than the oracle sampler (mean over conditions and dims)",
+            ("oracle worst-of-K", wok_good),
+            {"risky worst-of-K": wok_risky},
+            test="ttest",
+            kind="precondition",
+        )
+    )
+    report.add_claim(
+        judge_k_of_n(
             "interpretability_synthetic",
-            f"S1: the risky generator (failure rate {cfg.p_fail_risky:g} vs {cfg.p_fail:g}) gets a lower "
-            f"reliability score than the oracle by more than their average-metric gap in >= {need} of "
-            f"{n_seeds} seeds "
-            "(value = number of such seeds)",
-            ("seeds where R_good - R_risky > |avg_good - avg_risky|", [int(np.sum(ok_syn))]),
-            bound=need,
-            sense=">=",
+            f"S1: the risky generator gets a lower reliability score than the oracle by more than their "
+            f"average-metric gap (R_good - R_risky - |avg_good - avg_risky| > 0 in every dimension) in >= {need} "
+            f"of {n_seeds} seeds",
+            ("R gap - |average gap| (worst dim)", margin_syn),
+            {"0 (no separation)": [0.0] * n_seeds},
+            k=need,
+            requires=["risky_generator_worse_synthetic"],
         )
     )
     if cfg.digits:
-        ok_dig = []
+        margin_dig = []
         for s, u in zip(seeds, dig):
             gd_, rk = u["good"], u["risky"]
             r_gap, a_gap = gd_["R"] - rk["R"], gd_["avg"] - rk["avg"]
-            ok_dig.append(r_gap > abs(a_gap))
+            margin_dig.append(r_gap - abs(a_gap))
             irows.append(
                 {
                     "data": "digits",
@@ -517,14 +630,26 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
                 }
             )
         report.add_claim(
-            judge_every(
+            judge_superiority(
+                "risky_generator_worse_digits",
+                f"Digits has a failure to detect: the risky generator ({cfg.digits_mix:.0%} samples from the "
+                "nearest other class) has a lower worst-of-K metric than the good one",
+                ("good worst-of-K", [u["good"]["worst_of_k"] for u in dig]),
+                {"risky worst-of-K": [u["risky"]["worst_of_k"] for u in dig]},
+                test="ttest",
+                kind="precondition",
+            )
+        )
+        report.add_claim(
+            judge_k_of_n(
                 "interpretability_digits",
                 f"Digits: the risky generator ({cfg.digits_mix:.0%} samples from the nearest other class) "
                 "gets a lower reliability score than the good one by more than their average-metric gap in "
-                f">= {need} of {n_seeds} seeds (value = number of such seeds)",
-                ("seeds where R_good - R_risky > |avg_good - avg_risky|", [int(np.sum(ok_dig))]),
-                bound=need,
-                sense=">=",
+                f">= {need} of {n_seeds} seeds",
+                ("R gap - |average gap|", margin_dig),
+                {"0 (no separation)": [0.0] * n_seeds},
+                k=need,
+                requires=["risky_generator_worse_digits"],
             )
         )
         report.add_table(
@@ -532,10 +657,7 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
             [
                 {
                     "class": c,
-                    **{
-                        f"R_{g}": mean_ci([u[g]["R_per_class"][c] for u in dig]).mean
-                        for g in ("good", "risky")
-                    },
+                    **{f"R_{g}": mean_ci([u[g]["R_per_class"][c] for u in dig]).mean for g in ("good", "risky")},
                 }
                 for c in range(10)
             ],
@@ -546,15 +668,9 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         irows,
         "Per seed: model-level reliability (mean R over conditions) "
         "of the good and risky generator, and the good-minus-risky gap of each score "
-        f"(ball / PCP reliability on the first {cfg.n_interp_baseline_x} conditions only).",
+        f"(ball / PCP reliability on the first {cfg.n_interp_baseline_x} conditions only). worst_of_k_gap "
+        "separates the generators too (issue 22: interpretability is not yet judged against worst-of-K).",
     )
-    min_gap = [u["interp"][g]["min_in_set_sample_minus_R"] for u in s1 for g in ("good", "risky")]
-    min_gap = [v for v in min_gap if v is not None]
-    if min_gap:
-        report.add_note(
-            f"R_pgd <= worst in-set sample: min over runs of (worst in-set sample - R) = "
-            f"{min(min_gap):.3g} (must be >= 0)."
-        )
 
     # -- figures and metrics ---------------------------------------------------------------------------
     fd = next((u["figure"] for u in s1 if "figure" in u), None)
@@ -572,21 +688,22 @@ def run(cfg: Config, seeds: list[int], progress) -> Report:
         "digits": dig,
     }
     report.add_note(
+        "Seeds are the unit: each seed draws its own data, generator fit, calibration and test pairs; "
+        "several test conditions or dimensions of one seed are averaged per seed before any test."
+    )
+    report.add_note(
         "Timing is on a shared 2-core machine; the paper's real image/text models are not "
         "reproduced (no downloads): S1 synthetic and sklearn digits stand in for them."
     )
-    return report
 
 
-register(
+EXPERIMENT = register(
     Experiment(
         slug="crel",
-        title="Conformal Reliability: A New Evaluation Metric for Conditional Generation",
-        paper="Gao, Sun, Wang, Shi, Wang, Feng, Fu, ICML 2026, arXiv 2605.30807",
         presets={"quick": QUICK, "full": FULL},
         seeds={"quick": 3, "full": 5},
-        run=run,
-        component="ConformalReliability (conformal latent sets + PGD worst-case metric), Ellipsoid, "
-        "UnionOfBalls, worst_case",
+        measure=measure,
+        judge=judge,
+        threads=1,  # tiny torch ops: one thread is much faster than two contending ones
     )
 )
