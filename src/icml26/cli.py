@@ -18,7 +18,7 @@ from .core.registry import PRESETS, experiments, unavailable
 from .core.report import counts, summary_line
 from .core.runner import EXECUTORS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
+app = typer.Typer(no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
 err = Console(stderr=True)
 
 _MARK = {"holds": "✓", "does not hold": "✗", "inconclusive": "?"}
@@ -30,14 +30,57 @@ def _fail(msg: str) -> None:
     raise typer.Exit(code=2)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from icml26 import __version__
+
+        typer.echo(f"icml26 {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """ICML 2026 methods and their reproductions."""
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an --out that is a file or cannot be written, before any work starts."""
+    import os
+
+    probe = out
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if out.exists() and not out.is_dir():
+        _fail(f"--out must be a folder; {out} is a file")
+    if not os.access(probe, os.W_OK):
+        _fail(f"--out {out} is not writable (checked {probe})")
+
+
 def latest_results(out: Path) -> dict[str, dict]:
-    """The latest result of every known slug that has one under ``out``."""
+    """Per known slug with a run under ``out``: its latest full run, else its latest run (a quick smoke run)."""
     found = {}
     for slug in experiments():
-        d = latest_run(out, slug)
-        if d is not None:
-            found[slug] = {"dir": d, **load_result(d)}
+        newest = latest_run(out, slug)
+        if newest is None:
+            continue
+        runs = sorted((p for p in newest.parent.iterdir() if (p / "result.json").exists() and p.name[0] != "."),
+                      reverse=True)
+        for d in runs:
+            r = load_result(d)
+            if r["preset"] == "full":
+                break
+        else:
+            d, r = newest, load_result(newest)
+        found[slug] = {"dir": d, **r}
     return found
+
+
+def _preset_label(r: dict) -> str:
+    return "full" if r["preset"] == "full" else f"{r['preset']}: smoke run, not the paper's verdict"
 
 
 def _counts_of(r: dict) -> dict:
@@ -46,7 +89,7 @@ def _counts_of(r: dict) -> dict:
 
 @app.command("list")
 def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")] = Path("runs")) -> None:
-    """Every paper, one line each, with the verdicts of its latest run (claims and checks counted apart)."""
+    """Every paper, one line each, with the verdicts of its latest full run (else its latest quick smoke run)."""
     latest = latest_results(out)
     missing = unavailable()
     for slug, entry in experiments().items():
@@ -58,7 +101,7 @@ def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")
             claims = " ".join(
                 f"{c['id']}{_MARK.get(c['verdict'], '?')}" for c in r["claims"] if c.get("kind", "claim") == "claim"
             )
-            verdicts = f"[{r['preset']}] {summary_line(k)} | {claims}"
+            verdicts = f"[{_preset_label(r)}] {summary_line(k)} | {claims}"
         typer.echo(f"{slug:<20} {entry.title[:60]:<60} {verdicts}")
         if entry.component:
             typer.echo(f"{'':<20} you get: {entry.component}")
@@ -93,10 +136,18 @@ def run(
         _fail(f"--executor must be one of {', '.join(EXECUTORS)}; got {executor!r}")
     if time_min < 1:
         _fail(f"--time must be a number of minutes >= 1; got {time_min}")
+    if "all" in slugs and slugs != ["all"]:
+        _fail("'all' runs every paper: give either 'all' or a list of slugs, not both")
     chosen = list(exps) if slugs == ["all"] else slugs
+    from .manifest import PLANNED
+
+    planned = [s for s in chosen if s in PLANNED and s not in exps]
+    if planned:
+        _fail(f"{', '.join(planned)}: planned, not yet built (see the README's paper table)")
     unknown = [s for s in chosen if s not in exps]
     if unknown:
         _fail(f"unknown slug(s) {', '.join(unknown)}; known: {', '.join(exps) or '(none)'}, or 'all'")
+    _check_out(out)
     missing = unavailable()
     if slugs == ["all"]:
         for s in [s for s in chosen if s in missing]:
@@ -110,19 +161,15 @@ def run(
 
     set_threads()
     dirs = []
-    for slug in chosen:
-        err.print(f"[bold]{slug}[/bold] ({preset})", highlight=False)
-        run_dir = run_experiment(
-            slug,
-            preset=preset,
-            seeds=seeds,
-            out=out,
-            show_progress=True,
-            jobs=jobs,
-            executor=executor,
-            slurm={"partition": partition, "time_min": time_min},
-            fresh=fresh,
-        )
+    for k, slug in enumerate(chosen, 1):
+        err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)})", highlight=False)
+        try:
+            run_dir = run_experiment(slug, preset=preset, seeds=seeds, out=out, show_progress=True, jobs=jobs,
+                                     executor=executor, slurm={"partition": partition, "time_min": time_min},
+                                     fresh=fresh)
+        except KeyboardInterrupt:
+            err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
+            raise typer.Exit(code=130) from None
         dirs.append(run_dir)
     failing = _summary(dirs)
     for d in dirs:
@@ -154,7 +201,7 @@ def _summary(dirs: list[Path]) -> list[str]:
 def report(
     out: Annotated[Path, typer.Option(help="Folder holding the runs; REPORT.md is written here.")] = Path("runs"),
 ) -> None:
-    """Gather the latest run of every paper into OUT/REPORT.md (claim table first, claims and checks apart)."""
+    """Gather every paper's latest full run (else its latest quick run) into OUT/REPORT.md, claim table first."""
     latest = latest_results(out)
     if not latest:
         _fail(f"no runs found under {out}; run `icml26 run all` first")
@@ -166,7 +213,7 @@ def report(
     for slug, r in latest.items():
         k = _counts_of(r)
         cells = [f"{k[kind]['holds']}/{sum(k[kind].values())}" for kind in ("claim", "check", "precondition")]
-        lines.append(f"| {slug} | {r['preset']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {slug} | {_preset_label(r)} | " + " | ".join(cells) + " |")
     lines += [
         "\n## Claims\n",
         "| paper | preset | kind | claim | verdict | statement |",

@@ -1,4 +1,5 @@
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -36,7 +37,8 @@ def test_run_list_report_end_to_end(tmp_path, toy_experiment):
     text = (tmp_path / "REPORT.md").read_text()
     assert text.index("## Claims") < text.index("A toy experiment")
     assert "| toy | quick | claim | C1 |" in text and "| toy | quick | check | K1 |" in text
-    assert "| toy | quick | 2/2 | 1/1 | 1/1 |" in text  # claims, checks and preconditions counted apart
+    # claims, checks and preconditions counted apart; a quick run is labelled as a smoke run
+    assert "| toy | quick: smoke run, not the paper's verdict | 2/2 | 1/1 | 1/1 |" in text
     assert f"](toy/{last.name}/curve.png)" in text
 
 
@@ -116,3 +118,47 @@ def test_list_and_help_import_no_paper_and_no_torch(tmp_path):
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_version_and_python_dash_m():
+    import subprocess
+    import sys
+
+    from icml26 import __version__
+
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.stdout.strip() == f"icml26 {__version__}"
+    out = subprocess.run([sys.executable, "-m", "icml26", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"icml26 {__version__}"
+
+
+def test_usage_errors_are_one_line_before_any_work(tmp_path, toy_experiment, calls):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = {
+        ("run", "count_ica"): "planned, not yet built",
+        ("run", "all", "toy"): "either 'all' or a list",
+        ("run", "toy", "--out", str(afile)): "is a file",
+    }
+    for args, msg in cases.items():
+        r = runner.invoke(app, list(args))
+        assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output, (args, r.output)
+    assert calls == []  # nothing was measured
+
+
+def test_interrupt_says_how_to_resume_and_exits_130(tmp_path, toy_experiment):
+    import toyexp
+
+    from icml26.core import registry as reg
+
+    reg._REGISTRY["toy"] = replace(toy_experiment, presets={**toy_experiment.presets,
+                                                             "quick": toyexp.ToyConfig(fail_at_seed=2)})
+    r = runner.invoke(app, ["run", "toy", "--out", str(tmp_path)])
+    assert r.exit_code == 130 and "rerun the same command to resume" in r.output
+
+
+def test_list_and_report_prefer_the_latest_full_run(tmp_path, toy_experiment):
+    runner.invoke(app, ["run", "toy", "--preset", "full", "--seeds", "3", "--out", str(tmp_path)])
+    runner.invoke(app, ["run", "toy", "--seeds", "3", "--out", str(tmp_path)])  # a newer quick run
+    r = runner.invoke(app, ["list", "--out", str(tmp_path)])
+    assert "[full]" in r.output and "smoke run" not in r.output
