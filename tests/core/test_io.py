@@ -228,3 +228,14 @@ def test_checkpoint_builds_once_per_config_then_loads(tmp_path):
     assert len(calls) == 3
     with pytest.raises(ValueError, match="name must be"):
         p.checkpoint("a/b", {}, build)
+
+
+def test_run_files_are_world_readable_and_carry_provenance(tmp_path, toy_experiment):
+    d = run_experiment("toy", preset="quick", seeds=2, out=tmp_path)
+    assert all((f.stat().st_mode & 0o777) == 0o644 for f in d.iterdir())
+    r = load_result(d)
+    prov = r["provenance"]
+    assert {"git_commit", "git_dirty", "cpu", "cores", "torch_threads", "load_avg_1m"} <= set(prov)
+    assert prov["cores"] >= 1 and "scipy" in r["versions"]
+    md = (d / "report.md").read_text()
+    assert "smoke run, not the paper's verdict" in md and "progress.py" not in md

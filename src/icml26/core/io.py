@@ -8,12 +8,14 @@ and the previous run's folder is never touched.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
 import os
 import platform
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
@@ -22,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "to_jsonable", "versions", "write_run", "latest_run",
-    "load_result", "RESULT_FIELDS"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "to_jsonable", "versions", "provenance", "write_run",
+           "latest_run", "load_result", "RESULT_FIELDS"]
 
 #: Fields every ``result.json`` carries (other tools read them).
 RESULT_FIELDS = ("slug", "title", "paper", "preset", "config", "seeds", "claims", "metrics", "versions",
@@ -77,19 +79,39 @@ def to_jsonable(x: Any) -> Any:
     raise TypeError(f"cannot write a {type(x).__name__} to JSON: {x!r}")
 
 
+_DEPENDENCIES = ("torch", "scipy", "sklearn", "opacus", "ot", "transformers", "flwr", "matplotlib", "submitit")
+
+
 def versions() -> dict[str, str]:
-    """Versions of python, torch, numpy and this package (recorded in every result)."""
+    """Versions of python, this package, numpy and every dependency the run imported (recorded in every result)."""
     from icml26 import __version__
 
     out = {"python": platform.python_version(), "package": __version__, "numpy": np.__version__}
-    try:
-        import torch
-
-        out["torch"] = torch.__version__
-    except ImportError:  # pragma: no cover
-        out["torch"] = "not installed"
+    for name in _DEPENDENCIES:
+        if name in sys.modules:
+            out[name] = str(getattr(sys.modules[name], "__version__", "unknown"))
     out["platform"] = platform.platform()
     return out
+
+
+def provenance() -> dict[str, Any]:
+    """Where a run ran: git commit (or the package version outside a checkout), CPU, cores, threads, load."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."], capture_output=True,
+                                    text=True, timeout=5).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "", False
+    cpu = platform.processor()
+    with contextlib.suppress(OSError):
+        cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), cpu)
+    threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None
+    return {"git_commit": commit or None, "git_dirty": dirty, "cpu": cpu, "cores": os.cpu_count(),
+            "torch_threads": threads, "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
 def _timestamp(now: _dt.datetime | None = None) -> str:
@@ -114,6 +136,9 @@ def write_run(out: str | Path, result: Mapping[str, Any], report_md: str, figure
             atomic_write_bytes(tmp_dir / name, png)
         atomic_write_text(tmp_dir / "report.md", report_md)
         atomic_write_text(tmp_dir / "result.json", payload)
+        for f in tmp_dir.iterdir():  # run files are for reading by everyone (mkstemp makes them 0600)
+            f.chmod(0o644)
+        tmp_dir.chmod(0o755)
         stamp = _timestamp()
         final = slug_dir / stamp
         k = 1

@@ -56,7 +56,7 @@ class Progress:
         if self.show:
             from rich.console import Console
 
-            Console(stderr=True).log(message)
+            Console(stderr=True, log_path=False).log(message)
 
     # -- resume --------------------------------------------------------------------------------------------
     def _path(self, key: str) -> Path:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .io import atomic_write_text, to_jsonable, versions, write_run
+from .io import atomic_write_text, provenance, to_jsonable, versions, write_run
 from .progress import Progress
 from .registry import PRESETS, Experiment, get
 from .report import Report, counts
@@ -168,6 +168,7 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
     rec_dir = slug_dir / ".records" / f"{preset}-{cfg_key}-{chash}"
     progress = Progress(show=show_progress)
 
+    prov = provenance()  # before any work: the load at start
     t0 = time.perf_counter()
     envelopes: dict[int, dict] = {}
     todo = []
@@ -198,16 +199,20 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
         "claims": claims, "counts": counts(claims), "tuning": report.tuning, "records": records,
         "metrics": report.metrics, "tables": {t.name: t.rows for t in report.tables},
         "figures": [f.filename for f in report.figures], "notes": report.notes, "versions": versions(),
+        "provenance": prov,
         "code_hash": chash, "executor": executor, "jobs": jobs, "wall_time_s": wall, "measure_s_per_seed": per_seed,
         "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())), "seeds_from_cache": n_cached,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     header = {
-        "paper": exp.paper, "preset": preset, "seeds": ", ".join(map(str, seed_list)),
+        "paper": exp.paper, "seeds": ", ".join(map(str, seed_list)),
+        "preset": preset if preset == "full" else f"{preset} (smoke run, not the paper's verdict)",
         "wall time": f"{wall:.1f} s (measure {measured:.1f} s, {jobs} job(s), {executor})"
         + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else ""),
         "compute per seed (s)": ", ".join(f"{k}: {v:.1f}" for k, v in per_seed.items()),
         "date (UTC)": result["created_utc"], "code hash": chash,
+        "machine": f"{prov['cpu']}, {prov['cores']} cores, {prov['torch_threads']} torch threads, load at start "
+        f"{prov['load_avg_1m']}, commit {prov['git_commit']}" + (" (uncommitted changes)" if prov["git_dirty"] else ""),
         "versions": ", ".join(f"{k} {v}" for k, v in result["versions"].items()),
     }
     md = report.to_markdown(exp.title, header)
