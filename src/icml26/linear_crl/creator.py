@@ -254,6 +254,10 @@ class _EnvironmentCRL(LinearCRLBase):
         raise NotImplementedError
 
     # -- shared steps ------------------------------------------------------------------------------------------
+    def _prune(self, C: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """Parent positions of one node from its row coordinates ``C`` (rank drops, ``rank_tol``)."""
+        return rank_drop_parents(C, self.rank_tol)
+
     def _fit_rows(self, rows: list[np.ndarray], Xw: list[np.ndarray]):
         d, K = int(self.n_latent), len(rows)
         self.unmixing_rows_ = np.array(rows)  # (K, d, d) unit ICA rows in whitened coordinates
@@ -267,7 +271,7 @@ class _EnvironmentCRL(LinearCRLBase):
         stats = np.full((d, d), np.nan)
         for t in range(d):
             C = R[t] @ Q[:, : t + 1]
-            pa, stat = _prune_parents(C, self.rank_tol)
+            pa, stat = self._prune(C)
             B[t, pa] = 1
             stats[t, :t] = stat
         self.pruning_stats_ = stats
@@ -289,11 +293,6 @@ class _EnvironmentCRL(LinearCRLBase):
         self.basis_ = Q
         self._set_graph(G, B, list(range(d)))
         return self
-
-
-def _prune_parents(C: np.ndarray, tol: float) -> tuple[list[int], np.ndarray]:
-    """Pruning step (a module-level function so tests can replace it with a mutant)."""
-    return rank_drop_parents(C, tol)
 
 
 class CREATOR(_EnvironmentCRL):
