@@ -424,6 +424,7 @@ def _tables(cfg: Config, records, report: Report, arms, with_lingam: bool) -> No
 
 
 _COLORS = {"creator": "C0", "lingcrel": "C1", "pooled": "C2"}
+_STYLE = {"creator": ("o", "-"), "lingcrel": ("s", "--"), "pooled": ("^", ":")}
 
 
 def _figures(cfg: Config, records, report: Report, arms) -> None:
@@ -441,8 +442,8 @@ def _figures(cfg: Config, records, report: Report, arms) -> None:
                     v = [_cell_of(r, regime, d, fk * d)[a]["locr2"] for r in records]
                     m.append(np.mean(v))
                     s.append(np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0)
-                ax.errorbar([fk * d for fk in Ks], m, yerr=s, marker="o", capsize=3, color=_COLORS[a],
-                            label=ARMS[a])
+                ax.errorbar([fk * d for fk in Ks], m, yerr=s, marker=_STYLE[a][0], ls=_STYLE[a][1], capsize=3,
+                            color=_COLORS[a], label=ARMS[a])
             ax.axhline(_threshold_for(cfg, d), color="0.6", lw=0.8, ls="--")
             ax.set_xticks([fk * d for fk in Ks])
             ax.set_title(f"{regime}: {REGIMES[regime].split(' (')[0]}, d={d}", fontsize=9)
