@@ -78,6 +78,14 @@ PAPERS: tuple[dict, ...] = (
         "extra": "ot",
     },
     {
+        "slug": "linear_crl",
+        "title": "Linear Causal Representation Learning by Topological Ordering, Pruning, and Disentanglement "
+        "(CREATOR)",
+        "paper": "Hao Chen, Lin Liu, Yu Guang Wang, ICML 2026 (Spotlight), arXiv 2509.22553",
+        "component": "CREATOR (sklearn-style, list of environments -> causal_order_, adjacency_matrix_, "
+        "components_, surrounded_sets_), LiNGCReL-like / pooled ICA / DirectLiNGAM baselines, LocR^2 / MCC / SHD",
+    },
+    {
         "slug": "ski_rental",
         "title": "Robust and Consistent Ski Rental with Distributional Advice",
         "paper": "Jihwan Kim, Chenglin Fan, ICML 2026, arXiv 2603.29233",
@@ -110,5 +118,5 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "count_ica", "latent_geodesics", "lifil", "linear_crl", "monet", "opo_cmdp", "ovisocr", "sciml_regimes", "trace_du",
+    "count_ica", "latent_geodesics", "lifil", "monet", "opo_cmdp", "ovisocr", "sciml_regimes", "trace_du",
 )
