@@ -239,3 +239,23 @@ def test_run_files_are_world_readable_and_carry_provenance(tmp_path, toy_experim
     assert prov["cores"] >= 1 and "scipy" in r["versions"]
     md = (d / "report.md").read_text()
     assert "smoke run, not the paper's verdict" in md and "progress.py" not in md
+
+
+def test_checkpoint_build_does_not_depend_on_or_disturb_the_callers_rng(tmp_path):
+    import torch
+
+    from icml26.core import Progress, seed_everything
+
+    def build():
+        return {"w": torch.randn(3)}
+
+    prog = Progress(artifact_dir=tmp_path / "a")
+    seed_everything(0)
+    a = prog.checkpoint("m", {"k": 1}, build)["w"]
+    after_build = torch.randn(2)
+    seed_everything(7)  # another seed builds the same artifact elsewhere
+    b = Progress(artifact_dir=tmp_path / "b").checkpoint("m", {"k": 1}, build)["w"]
+    assert torch.equal(a, b)  # whichever seed builds it
+    seed_everything(0)
+    prog.checkpoint("m", {"k": 1}, build)  # loaded this time
+    assert torch.equal(torch.randn(2), after_build)  # the seed's stream is the same built or loaded

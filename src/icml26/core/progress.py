@@ -94,21 +94,25 @@ class Progress:
         If that file exists its payload is loaded (``torch.load``, tensors and plain data only); otherwise
         ``build()`` is called and its payload (a dict of tensors, numbers, strings and dicts of those, e.g.
         ``{"model": model.state_dict(), "train_seconds": s}``) is stored atomically before being returned.
-        ``config`` should hold everything that changes the artifact.  With no ``artifact_dir``, ``build()``
-        runs every time.
+        ``config`` should hold everything that changes the artifact.  ``build()`` runs with the global RNGs seeded
+        from the config's hash and restored afterwards, so the artifact does not depend on which seed built it
+        and a seed's numbers do not depend on whether it built or loaded it.  With no ``artifact_dir``,
+        ``build()`` runs every time (under the same RNG rule).
         """
         if not name or any(c in name for c in "/\\") or name.startswith("."):
             raise ValueError(f"name must be a non-empty file-name-safe string, got {name!r}")
-        if self.artifact_dir is None:
-            return build()
         import torch
 
         key = hashlib.sha256(json.dumps(to_jsonable(dict(config)), sort_keys=True).encode()).hexdigest()[:16]
+        if self.artifact_dir is None:
+            with _own_rng(int(key[:8], 16)):
+                return build()
         path = self.artifact_dir / f"{name}-{key}.pt"
         with _file_lock(path.with_name(path.name + ".lock")):  # parallel seeds build it once, the rest wait
             if path.exists():
                 return torch.load(path, map_location="cpu", weights_only=True)
-            payload = build()
+            with _own_rng(int(key[:8], 16)):  # the same artifact whichever seed builds it; the seed's RNG untouched
+                payload = build()
             buf = io.BytesIO()
             torch.save(payload, buf)
             atomic_write_bytes(path, buf.getvalue())
@@ -125,3 +129,23 @@ def _file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _own_rng(seed: int) -> Iterator[None]:
+    """Seed python's, numpy's and torch's global RNGs for the block, then put their previous states back."""
+    import random
+
+    import numpy as np
+    import torch
+
+    from .seeding import seed_everything
+
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    seed_everything(seed)
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
