@@ -485,7 +485,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
     )
     rep.set_tuning("Logistic probe", configs=nv, steps=1, note="view chosen like ACUTE's")
     rep.set_tuning("NWKR", configs=15, steps=1, note="bandwidth by leave-one-out Brier score over 15 values")
-    rep.set_tuning("Platt", configs=1, steps=0, note="no hyperparameter (C = 1e4, nearly unregularised): nothing to tune")
+    rep.set_tuning("Platt", configs=1, steps=0, note="no hyperparameter (C = 1e4, nearly unregularised)")
     rep.set_tuning("Isotonic", configs=1, steps=0, note="no hyperparameter: nothing to tune")
     rep.set_tuning("Raw conf", configs=1, steps=0, note="the model's own confidence, nothing fitted")
 
