@@ -212,7 +212,8 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
         "compute per seed (s)": ", ".join(f"{k}: {v:.1f}" for k, v in per_seed.items()),
         "date (UTC)": result["created_utc"], "code hash": chash,
         "machine": f"{prov['cpu']}, {prov['cores']} cores, {prov['torch_threads']} torch threads, load at start "
-        f"{prov['load_avg_1m']}, commit {prov['git_commit']}" + (" (uncommitted changes)" if prov["git_dirty"] else ""),
+        f"{prov['load_avg_1m'] or 0:.2f}, commit {prov['git_commit']}"
+        + (" (uncommitted changes)" if prov["git_dirty"] else ""),
         "versions": ", ".join(f"{k} {v}" for k, v in result["versions"].items()),
     }
     md = report.to_markdown(exp.title, header)
