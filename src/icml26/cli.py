@@ -120,6 +120,7 @@ def run(
     partition: Annotated[str | None, typer.Option(help="SLURM partition (--executor slurm).")] = None,
     time_min: Annotated[int, typer.Option("--time", help="SLURM time limit per seed, minutes.")] = 60,
     fresh: Annotated[bool, typer.Option(help="Recompute every seed (ignore stored records).")] = False,
+    rejudge: Annotated[bool, typer.Option(help="Re-judge stored records though the code changed.")] = False,
 ) -> None:
     """Run reproductions; write OUT/SLUG/<UTC timestamp>/ and print its path last.
 
@@ -134,6 +135,8 @@ def run(
         _fail(f"--jobs must be an integer >= 1; got {jobs}")
     if executor not in EXECUTORS:
         _fail(f"--executor must be one of {', '.join(EXECUTORS)}; got {executor!r}")
+    if fresh and rejudge:
+        _fail("--fresh recomputes every seed and --rejudge reuses stored ones: pick one")
     if time_min < 1:
         _fail(f"--time must be a number of minutes >= 1; got {time_min}")
     if "all" in slugs and slugs != ["all"]:
@@ -166,7 +169,7 @@ def run(
         try:
             run_dir = run_experiment(slug, preset=preset, seeds=seeds, out=out, show_progress=True, jobs=jobs,
                                      executor=executor, slurm={"partition": partition, "time_min": time_min},
-                                     fresh=fresh)
+                                     fresh=fresh, rejudge=rejudge)
         except KeyboardInterrupt:
             err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
             raise typer.Exit(code=130) from None

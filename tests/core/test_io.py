@@ -259,3 +259,16 @@ def test_checkpoint_build_does_not_depend_on_or_disturb_the_callers_rng(tmp_path
     seed_everything(0)
     prog.checkpoint("m", {"k": 1}, build)  # loaded this time
     assert torch.equal(torch.randn(2), after_build)  # the seed's stream is the same built or loaded
+
+
+def test_rejudge_reuses_stored_records_after_a_code_edit(tmp_path, toy_experiment, calls, monkeypatch):
+    from icml26.core import runner
+
+    first = load_result(run_experiment("toy", preset="quick", out=tmp_path))
+    calls.clear()
+    monkeypatch.setattr(runner, "code_hash", lambda exp: "edited")  # e.g. only judge() changed
+    again = load_result(run_experiment("toy", preset="quick", out=tmp_path, rejudge=True))
+    assert calls == [] and again["records"] == first["records"]
+    assert again["code_hash"] == "edited" and again["records_code_hash"] == first["code_hash"]
+    with pytest.raises(FileNotFoundError, match="rejudge"):
+        run_experiment("toy", preset="quick", seeds=9, out=tmp_path, rejudge=True)

@@ -1,13 +1,8 @@
-"""The small, paper-agnostic core: registry, reports and judged statements, statistics, seeding, the runner.
+"""The small, paper-agnostic core: registry, judged statements and reports, statistics, seeding, the runner.
 
-Nothing here knows about any paper, and nothing here imports torch at import time.  A paper folder uses:
-
-* :class:`Experiment` / :func:`register` to declare its reproduction as ``measure(config, seed, progress)``
-  (one independent replicate per seed) and ``judge(config, records, report)``;
-* :class:`Report` and the ``judge_*`` helpers (:mod:`.judges`) to turn per-seed numbers into statements of a kind
-  (``"claim"``, ``"check"``, ``"precondition"``) with verdicts;
-* :func:`mean_ci`, :func:`paired_wilcoxon`, :func:`paired_bootstrap` for statistics over seeds;
-* ``progress.track`` / ``progress.cached`` / ``progress.checkpoint`` (a :class:`Progress`) inside ``measure``.
+Nothing here knows about any paper or imports torch at import time.  A paper declares ``measure`` / ``judge``
+(:mod:`.registry`), judges per-seed numbers into claims, checks and preconditions (:mod:`.judges`,
+:mod:`.report`) and uses the ``progress`` it is given for progress bars, resumable pieces and artifacts.
 """
 
 from .io import atomic_write_bytes, atomic_write_text, latest_run, load_result, to_jsonable, write_run

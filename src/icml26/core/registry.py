@@ -1,15 +1,10 @@
-"""The run registry: a static manifest of the papers, and the reproduction of each, imported only to run it.
+"""The run registry: the static manifest of the papers, and each paper's reproduction, imported only to run it.
 
-``icml26.manifest.PAPERS`` lists every paper (slug, title, reference, component line, optional dependencies);
-:func:`experiments` reads it without importing any paper module, torch or an optional dependency.  A paper's
-``experiment.py`` declares its reproduction::
-
-    EXPERIMENT = register(Experiment(slug="ski_rental", presets={"quick": Config(...), "full": Config(...)},
-                                     seeds={"quick": 3, "full": 5}, measure=measure, judge=judge))
-
-``measure(config, seed, progress) -> dict`` computes one independent replicate (data, initialisation and splits
-all drawn from ``seed``; JSON-able); ``judge(config, records, report)`` turns the per-seed records (in seed order)
-into judged statements, tables and figures on ``report``.  :func:`get` imports the module on first use.
+A paper's ``experiment.py`` registers ``Experiment(slug, presets, seeds, measure, judge)``:
+``measure(config, seed, progress) -> dict`` is one independent replicate (data, initialisation and splits all
+drawn from ``seed``; JSON-able) and ``judge(config, records, report)`` turns the per-seed records (in seed order)
+into judged statements, tables and figures.  :func:`experiments` reads :mod:`icml26.manifest` without importing
+any paper or torch; :func:`get` imports a paper's module on first use.
 """
 
 from __future__ import annotations

@@ -99,13 +99,9 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 @dataclass
 class Report:
-    """Everything a run produced: filled by an experiment's ``judge``; written by :func:`icml26.core.io.write_run`.
-
-    ``seeds`` (set by the runner) are the units the records came from; :meth:`add_claim` uses them to refuse a
-    seed-unit statement judged on more values than there are seeds (pseudo-replication).  ``tuning`` records
-    each arm's tuning budget (:meth:`set_tuning`); comparisons show it and flag a baseline tuned with less than
-    the method.
-    """
+    """Everything a run produced, filled by an experiment's ``judge``.  ``seeds`` (set by the runner) let
+    :meth:`add_claim` refuse a seed-unit statement with more values than seeds (pseudo-replication); ``tuning``
+    holds each arm's budget (:meth:`set_tuning`), shown beside comparisons, with under-tuned baselines flagged."""
 
     claims: list[Claim] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
@@ -160,10 +156,7 @@ class Report:
         return {"method": m, "baselines": rows} if m or any(rows.values()) else None
 
     def resolve(self) -> None:
-        """Apply ``requires``: a claim whose required precondition does not hold becomes *inconclusive*.
-
-        Raises if a claim requires an id that is not a precondition of this report.
-        """
+        """Apply ``requires``: a claim whose required precondition does not hold becomes *inconclusive*."""
         pre = {c.id: c for c in self.claims if c.kind == "precondition"}
         out = []
         for c in self.claims:
@@ -201,10 +194,6 @@ class Report:
 
     def add_note(self, text: str) -> None:
         self.notes.append(str(text))
-
-    def counts(self) -> dict[str, dict[str, int]]:
-        """``{kind: {verdict: count}}`` over the judged statements."""
-        return counts(c.to_dict() for c in self.claims)
 
     def claims_table(self, kind: str | None = None) -> Table:
         rows = []

@@ -1,14 +1,10 @@
-"""Run one registered experiment: per-seed ``measure`` (in-process, local processes or submitit), then ``judge``.
+"""Run one experiment: ``measure`` per seed (in-process, local processes or submitit), then ``judge``.
 
-Seeds are the unit.  Each seed's record is stored as soon as it is measured, under
-``OUT/SLUG/.records/<preset>-<config hash>-<code hash>/seed<N>.json``, keyed by the slug, the preset, the
-configuration, the seed and a hash of the code (the paper's folder, ``core`` and ``common``).  So an
-interrupted run resumes without recomputing finished seeds, a rerun of unchanged code re-judges at once, and any
-edit of the code invalidates stale records.  ``fresh=True`` recomputes regardless.
-
-Executors: ``"local"`` runs seeds in this process (``jobs=1``) or in ``jobs`` spawned processes; ``"slurm"``
-submits one SLURM job per seed through submitit (``slurm={"partition": ..., "time_min": ...}``);
-``"submitit-local"`` runs the same submitit path with its local executor (how it is tested).
+Each seed's record is stored once measured, at ``OUT/SLUG/.records/<preset>-<config hash>-<code hash>/seed<N>.json``
+(code hash: the paper's folder, ``core`` and ``common``), so an interrupted run resumes without recomputing
+finished seeds and an edit of the code invalidates stale records (``fresh=True`` recomputes regardless).
+Executors: ``"local"`` (this process, or ``jobs`` spawned processes), ``"slurm"`` (one SLURM job per seed through
+submitit) and ``"submitit-local"`` (the same path on submitit's local executor, how it is tested).
 """
 
 from __future__ import annotations
@@ -143,12 +139,13 @@ def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str,
 
 def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, out: str | Path = "runs",
                    show_progress: bool = False, overrides: dict | None = None, jobs: int = 1, executor: str = "local",
-                   slurm: Mapping[str, Any] | None = None, fresh: bool = False) -> Path:
-    """Measure ``slug``'s seeds (reusing stored records), judge them, and write the run folder; return it.
+                   slurm: Mapping[str, Any] | None = None, fresh: bool = False, rejudge: bool = False) -> Path:
+    """Measure ``slug``'s seeds (reusing stored records; ``jobs`` in parallel), judge them, write the run folder.
 
-    ``jobs``: parallel seeds (local processes, or the SLURM array's parallelism); ``executor``: one of
-    :data:`EXECUTORS`; ``fresh``: ignore stored records.  The run folder's result.json holds the config, the
-    per-seed records, the judged statements (each with its kind), tuning budgets, versions and wall times.
+    result.json holds the config, the per-seed records, the judged statements with their kinds, tuning budgets,
+    versions, provenance and wall times.  Returns the run folder.  ``rejudge=True`` re-judges the newest complete
+    set of stored records of this preset and config even if the code changed since (recorded as
+    ``records_code_hash``): for an edit of ``judge`` or of the report alone, without measuring again.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
@@ -166,6 +163,12 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
     chash = code_hash(exp)
     slug_dir = Path(out) / slug
     rec_dir = slug_dir / ".records" / f"{preset}-{cfg_key}-{chash}"
+    if rejudge:
+        done = [d for d in (slug_dir / ".records").glob(f"{preset}-{cfg_key}-*")
+                if all((d / f"seed{s}.json").exists() for s in seed_list)]
+        if not done:
+            raise FileNotFoundError(f"rejudge: no complete stored records of {slug} {preset} for seeds {seed_list}")
+        rec_dir = max(done, key=lambda d: d.stat().st_mtime)
     progress = Progress(show=show_progress)
 
     prov = provenance()  # before any work: the load at start
@@ -200,7 +203,8 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
         "metrics": report.metrics, "tables": {t.name: t.rows for t in report.tables},
         "figures": [f.filename for f in report.figures], "notes": report.notes, "versions": versions(),
         "provenance": prov,
-        "code_hash": chash, "executor": executor, "jobs": jobs, "wall_time_s": wall, "measure_s_per_seed": per_seed,
+        "code_hash": chash, "records_code_hash": rec_dir.name.rsplit("-", 1)[1], "executor": executor, "jobs": jobs,
+        "wall_time_s": wall, "measure_s_per_seed": per_seed,
         "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())), "seeds_from_cache": n_cached,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -37,6 +37,9 @@ class Estimate:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def __str__(self) -> str:  # "mean ± std", as tables print it
+        return f"{self.mean:.4g}" if self.n == 1 or self.std == 0.0 else f"{self.mean:.4g} ± {self.std:.2g}"
+
 
 def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     """Mean, sample std (ddof=1) and the Student-t interval ``mean ± t_{(1+c)/2, n-1} · std / sqrt(n)``.
