@@ -212,7 +212,8 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, o
         "paper": exp.paper, "seeds": ", ".join(map(str, seed_list)),
         "preset": preset if preset == "full" else f"{preset} (smoke run, not the paper's verdict)",
         "wall time": f"{wall:.1f} s (measure {measured:.1f} s, {jobs} job(s), {executor})"
-        + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else ""),
+        + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else "")
+        + (f" measured by code {rec_dir.name.rsplit('-', 1)[1]} (re-judged)" if rejudge else ""),
         "compute per seed (s)": ", ".join(f"{k}: {v:.1f}" for k, v in per_seed.items()),
         "date (UTC)": result["created_utc"], "code hash": chash,
         "machine": f"{prov['cpu']}, {prov['cores']} cores, {prov['torch_threads']} torch threads, load at start "
