@@ -6,6 +6,7 @@ checks read the static manifest (:mod:`icml26.manifest`) and the stored result.j
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -203,11 +204,31 @@ def _summary(dirs: list[Path]) -> list[str]:
 @app.command()
 def report(
     out: Annotated[Path, typer.Option(help="Folder holding the runs; REPORT.md is written here.")] = Path("runs"),
+    format: Annotated[str, typer.Option("--format", help="md (REPORT.md + overview figure), csv or json.")] = "md",
+    reference: Annotated[
+        Path | None, typer.Option(help="Read the shipped reference runs (a results/ folder: results/SLUG/) instead.")
+    ] = None,
 ) -> None:
-    """Gather every paper's latest full run (else its latest quick run) into OUT/REPORT.md, claim table first."""
-    latest = latest_results(out)
+    """Gather every paper's latest full run (else its latest quick run) into OUT/REPORT.md, claim table first.
+
+    ``--format csv|json`` writes the cross-paper statement table (OUT/claims.csv, OUT/claims.json) instead.
+    """
+    if format not in ("md", "csv", "json"):
+        _fail(f"--format must be one of md, csv, json; got {format!r}")
+    if reference is not None:
+        latest = {d.name: {"dir": d, **load_result(d)} for d in sorted(reference.glob("*"))
+                  if (d / "result.json").exists() and d.name in experiments()}
+        if not latest:
+            _fail(f"no reference runs (SLUG/result.json) under {reference}")
+        out.mkdir(parents=True, exist_ok=True)
+    else:
+        latest = latest_results(out)
     if not latest:
         _fail(f"no runs found under {out}; run `icml26 run all` first")
+    if format != "md":
+        print(_export(out, latest, format))
+        return
+    _overview_figure(out, latest)
     lines = [
         "# icml26 reproduction report\n",
         "| paper | preset | claims hold | checks pass | preconditions hold |",
@@ -233,14 +254,79 @@ def report(
     if not_run:
         lines.append(f"\nNot run yet: {', '.join(not_run)}")
     for r in latest.values():
-        rel = r["dir"].relative_to(out)
+        rel = Path(os.path.relpath(r["dir"], out))
         body = (r["dir"] / "report.md").read_text()
         body = re.sub(r"^(#+) ", r"#\1 ", body, flags=re.M)  # demote headings one level
         body = body.replace("](./", f"]({rel.as_posix()}/")
         lines.append(f"\n{body}")
+    lines.insert(1, "![statements by verdict per paper](overview.png)\n")
     path = out / "REPORT.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     print(path)
+
+
+_COLUMNS = ("paper", "preset", "kind", "id", "verdict", "reason", "requires", "statement")
+
+
+def _statement_rows(latest: dict) -> list[dict]:
+    return [{"paper": slug, "preset": r["preset"], "kind": c.get("kind", "claim"), "id": c["id"],
+             "verdict": c["verdict"], "reason": c.get("reason", ""), "requires": ";".join(c.get("requires", [])),
+             "statement": c["statement"]} for slug, r in latest.items() for c in r["claims"]]
+
+
+def _export(out: Path, latest: dict, fmt: str) -> Path:
+    """The statement table across papers as OUT/claims.csv or OUT/claims.json."""
+    import csv
+    import io
+    import json
+
+    rows = _statement_rows(latest)
+    if fmt == "json":
+        text = json.dumps(rows, indent=1)
+    else:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buf.getvalue()
+    path = out / f"claims.{fmt}"
+    atomic_write_text(path, text)
+    return path
+
+
+def _overview_figure(out: Path, latest: dict) -> None:
+    """OUT/overview.png: per paper, its claims, checks and preconditions stacked by verdict."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from .core.io import atomic_write_bytes
+
+    slugs = list(latest)
+    colors = {"holds": "#4c9a2a", "inconclusive": "#c9a227", "does not hold": "#b22222"}
+    fig = Figure(figsize=(max(6, 0.9 * len(slugs) + 2), 4.2))
+    ax = fig.subplots()
+    width = 0.27
+    for j, kind in enumerate(("precondition", "claim", "check")):
+        bottom = [0] * len(slugs)
+        for verdict, color in colors.items():
+            h = [_counts_of(latest[s])[kind][verdict] for s in slugs]
+            xs = [i + (j - 1) * width for i in range(len(slugs))]
+            ax.bar(xs, h, width * 0.95, bottom=bottom, color=color, edgecolor="k", linewidth=0.3,
+                   label=verdict if j == 1 else None, hatch=("//" if kind == "precondition" else
+                                                          ".." if kind == "check" else ""))
+            bottom = [b + x for b, x in zip(bottom, h)]
+    ax.set_xticks(range(len(slugs)), slugs, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("number of statements")
+    ax.set_title("Statements by verdict per paper (bars: preconditions //, claims, checks ..)")
+    ax.legend(fontsize=8, title="verdict")
+    ax.grid(axis="y", alpha=0.3)
+    import io as _io
+
+    buf = _io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    atomic_write_bytes(out / "overview.png", buf.getvalue())
 
 
 def main() -> None:  # console-script entry point

@@ -162,3 +162,47 @@ def test_list_and_report_prefer_the_latest_full_run(tmp_path, toy_experiment):
     runner.invoke(app, ["run", "toy", "--seeds", "3", "--out", str(tmp_path)])  # a newer quick run
     r = runner.invoke(app, ["list", "--out", str(tmp_path)])
     assert "[full]" in r.output and "smoke run" not in r.output
+
+
+def test_readme_status_rows_agree_with_the_reference_results():
+    """Every 'done' row quotes the claim/check/precondition counts of results/SLUG/result.json."""
+    import json
+
+    results = README.parent / "results"
+    rows = dict(re.findall(r"^\| `([a-z0-9_]+)` \|.*\| (done[^|]*) \|$", README.read_text(), flags=re.M))
+    assert rows, "no done rows found in the README"
+    for slug, status in rows.items():
+        path = results / slug / "result.json"
+        assert path.exists(), f"README says {slug} is done but results/{slug}/ has no reference run"
+        r = json.loads(path.read_text())
+        assert r["preset"] == "full", f"results/{slug} is a {r['preset']} run"
+        k = r["counts"]
+        want = (f"claims {k['claim']['holds']}/{sum(k['claim'].values())} hold, "
+                f"checks {k['check']['holds']}/{sum(k['check'].values())} pass, "
+                f"preconditions {k['precondition']['holds']}/{sum(k['precondition'].values())} hold")
+        assert want in status, f"README row of {slug} does not say '{want}': {status}"
+
+
+def test_report_exports_and_reads_the_shipped_reference(tmp_path, toy_experiment):
+    import csv
+    import json
+
+    runner.invoke(app, ["run", "toy", "--seeds", "3", "--out", str(tmp_path)])
+    r = runner.invoke(app, ["report", "--out", str(tmp_path), "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader((tmp_path / "claims.csv").open()))
+    assert {(x["id"], x["kind"]) for x in rows} == {("P1", "precondition"), ("C1", "claim"), ("C2", "claim"),
+                                                   ("K1", "check")}
+    r = runner.invoke(app, ["report", "--out", str(tmp_path), "--format", "json"])
+    assert json.loads((tmp_path / "claims.json").read_text())[0]["paper"] == "toy"
+    r = runner.invoke(app, ["report", "--out", str(tmp_path), "--format", "pdf"])
+    assert r.exit_code == 2 and "--format" in r.output
+    r = runner.invoke(app, ["report", "--out", str(tmp_path)])
+    assert (tmp_path / "overview.png").read_bytes()[:4] == b"\x89PNG"
+    out = tmp_path / "ref"
+    r = runner.invoke(app, ["report", "--reference", str(README.parent / "results"), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    text = (out / "REPORT.md").read_text()
+    assert "| ski_rental | full |" in text
+    links = re.findall(r"\]\(([^)]+\.png)\)", text)
+    assert links and all((out / link).exists() for link in links)  # figure links resolve from REPORT.md
