@@ -114,7 +114,12 @@ def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")
 def run(
     slugs: Annotated[list[str], typer.Argument(help="Paper slugs, or 'all'.")],
     preset: Annotated[str, typer.Option(help="quick (< 60 s each) or full.")] = "quick",
-    seeds: Annotated[int | None, typer.Option(help="Number of seeds (default: the preset's).")] = None,
+    seeds: Annotated[
+        str | None, typer.Option(help="A number of seeds (0..N-1) or a list such as 3,7,11 (default: the preset's).")
+    ] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a config field: --set key=value (repeatable).")
+    ] = None,
     out: Annotated[Path, typer.Option(help="Folder for run folders.")] = Path("runs"),
     jobs: Annotated[int, typer.Option(help="Seeds measured in parallel (local processes or SLURM array).")] = 1,
     executor: Annotated[str, typer.Option(help="local, slurm (submitit) or submitit-local.")] = "local",
@@ -130,8 +135,7 @@ def run(
     exps = experiments()
     if preset not in PRESETS:
         _fail(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
-    if seeds is not None and seeds < 1:
-        _fail(f"--seeds must be an integer >= 1; got {seeds}")
+    seed_arg = _parse_seeds(seeds)
     if jobs < 1:
         _fail(f"--jobs must be an integer >= 1; got {jobs}")
     if executor not in EXECUTORS:
@@ -168,9 +172,9 @@ def run(
     for k, slug in enumerate(chosen, 1):
         err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)})", highlight=False)
         try:
-            run_dir = run_experiment(slug, preset=preset, seeds=seeds, out=out, show_progress=True, jobs=jobs,
+            run_dir = run_experiment(slug, preset=preset, seeds=seed_arg, out=out, show_progress=True, jobs=jobs,
                                      executor=executor, slurm={"partition": partition, "time_min": time_min},
-                                     fresh=fresh, rejudge=rejudge)
+                                     fresh=fresh, rejudge=rejudge, overrides=_overrides(slug, preset, set_))
         except KeyboardInterrupt:
             err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
             raise typer.Exit(code=130) from None
@@ -181,6 +185,53 @@ def run(
     if failing:
         err.print(f"[red]failing checks (defects, not findings):[/red] {', '.join(failing)}", highlight=False)
         raise typer.Exit(code=EXIT_FAILING_CHECK)
+
+
+def _parse_seeds(text: str | None) -> int | list[int] | None:
+    if text is None:
+        return None
+    try:
+        vals = [int(x) for x in text.split(",")]
+    except ValueError:
+        _fail(f"--seeds must be a number >= 1 or a comma-separated list of seeds such as 3,7,11; got {text!r}")
+    if "," not in text:
+        if vals[0] < 1:
+            _fail(f"--seeds must be an integer >= 1; got {vals[0]}")
+        return vals[0]
+    if any(v < 0 for v in vals) or len(set(vals)) != len(vals):
+        _fail(f"--seeds lists distinct non-negative seeds; got {text!r}")
+    return vals
+
+
+def _overrides(slug: str, preset: str, pairs: list[str] | None) -> dict | None:
+    """``--set key=value`` checked against the preset's config dataclass: unknown keys and bad types fail clearly."""
+    if not pairs:
+        return None
+    import ast
+    import dataclasses
+
+    from .core.registry import get
+
+    config = get(slug).presets[preset]
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or key not in fields:
+            _fail(f"--set {pair!r}: expected key=value with key one of {', '.join(fields)}")
+        current = fields[key]
+        try:
+            value = raw if isinstance(current, str) else ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            _fail(f"--set {key}: {raw!r} is not a valid {type(current).__name__}")
+        if isinstance(current, tuple) and isinstance(value, list):
+            value = tuple(value)
+        if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if current is not None and type(value) is not type(current):
+            _fail(f"--set {key}: expected a {type(current).__name__} (like {current!r}), got {raw!r}")
+        out[key] = value
+    return out
 
 
 def _summary(dirs: list[Path]) -> list[str]:

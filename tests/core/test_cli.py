@@ -206,3 +206,16 @@ def test_report_exports_and_reads_the_shipped_reference(tmp_path, toy_experiment
     assert "| ski_rental | full |" in text
     links = re.findall(r"\]\(([^)]+\.png)\)", text)
     assert links and all((out / link).exists() for link in links)  # figure links resolve from REPORT.md
+
+
+def test_seed_lists_and_config_overrides_from_the_command_line(tmp_path, toy_experiment):
+    r = runner.invoke(app, ["run", "toy", "--seeds", "3,7,11", "--set", "precondition_gap=0.0", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    res = load_result(Path(r.stdout.strip().splitlines()[-1]))
+    assert res["seeds"] == [3, 7, 11] and res["config"]["precondition_gap"] == 0.0
+    assert {c["id"]: c["verdict"] for c in res["claims"]}["P1"] == "does not hold"
+    for args, msg in {("--set", "nope=1"): "key one of", ("--set", "n=abc"): "valid int",
+                      ("--set", "n=1.5"): "expected a int", ("--seeds", "1,1"): "distinct",
+                      ("--seeds", "x"): "--seeds"}.items():
+        r = runner.invoke(app, ["run", "toy", *args, "--out", str(tmp_path)])
+        assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output, (args, r.output)

@@ -50,10 +50,15 @@ def limited_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def resolve_seeds(n: int | None, default: int) -> list[int]:
+def resolve_seeds(n: int | list[int] | None, default: int) -> list[int]:
+    """A count ``n`` means seeds ``0..n-1``; a list is taken as it is (distinct non-negative integers)."""
     n = default if n is None else n
+    if isinstance(n, (list, tuple)):
+        if not n or len(set(n)) != len(n) or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in n):
+            raise ValueError(f"seeds must be distinct non-negative integers, got {n!r}")
+        return list(n)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"seeds must be an integer >= 1, got {n!r}")
+        raise ValueError(f"seeds must be an integer >= 1 or a list of seeds, got {n!r}")
     return list(range(n))
 
 
@@ -137,7 +142,7 @@ def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str,
     return [h.result() for h in progress.track(handles, total=len(handles), description="seeds")]
 
 
-def run_experiment(slug: str, preset: str = "quick", seeds: int | None = None, out: str | Path = "runs",
+def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | None = None, out: str | Path = "runs",
                    show_progress: bool = False, overrides: dict | None = None, jobs: int = 1, executor: str = "local",
                    slurm: Mapping[str, Any] | None = None, fresh: bool = False, rejudge: bool = False) -> Path:
     """Measure ``slug``'s seeds (reusing stored records; ``jobs`` in parallel), judge them, write the run folder.
