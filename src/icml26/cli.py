@@ -168,7 +168,8 @@ def run(
     from .core.seeding import set_threads
 
     set_threads()
-    dirs = []
+    dirs: list[Path] = []
+    failing: list[str] = []
     for k, slug in enumerate(chosen, 1):
         err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)})", highlight=False)
         try:
@@ -179,7 +180,7 @@ def run(
             err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
             raise typer.Exit(code=130) from None
         dirs.append(run_dir)
-    failing = _summary(dirs)
+        failing += _summary([run_dir])  # each paper's verdicts as soon as it finishes
     for d in dirs:
         print(d)
     if failing:

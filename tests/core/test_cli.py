@@ -219,3 +219,11 @@ def test_seed_lists_and_config_overrides_from_the_command_line(tmp_path, toy_exp
                       ("--seeds", "x"): "--seeds"}.items():
         r = runner.invoke(app, ["run", "toy", *args, "--out", str(tmp_path)])
         assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output, (args, r.output)
+
+
+def test_progress_prints_plain_lines_when_not_a_terminal(capsys):
+    from icml26.core import Progress
+
+    list(Progress(show=True).track(range(3), description="seeds"))
+    err_text = capsys.readouterr().err
+    assert "seeds: 1/3 done" in err_text and "seeds: 3/3 done" in err_text and "ETA" in err_text

@@ -13,6 +13,8 @@ import fcntl
 import hashlib
 import io
 import json
+import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,6 +49,15 @@ class Progress:
         """Iterate over ``iterable``, advancing a progress bar if ``show``."""
         if not self.show:
             yield from iterable
+            return
+        if not sys.stderr.isatty():  # a log file or CI: one plain line per finished item, with elapsed and ETA
+            t0 = time.perf_counter()
+            n = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
+            for i, x in enumerate(iterable, 1):
+                yield x
+                el = time.perf_counter() - t0
+                eta = f", ETA {el / i * (n - i):.0f} s" if n else ""
+                print(f"{description}: {i}/{n or '?'} done, {el:.0f} s elapsed{eta}", file=sys.stderr, flush=True)
             return
         from rich.progress import track
 
