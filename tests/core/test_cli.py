@@ -227,3 +227,4 @@ def test_progress_prints_plain_lines_when_not_a_terminal(capsys):
     list(Progress(show=True).track(range(3), description="seeds"))
     err_text = capsys.readouterr().err
     assert "seeds: 1/3 done" in err_text and "seeds: 3/3 done" in err_text and "ETA" in err_text
+    assert "seeds: 2/3" not in err_text  # throttled: the first, the last, and one line per 15 s between

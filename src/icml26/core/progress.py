@@ -51,13 +51,15 @@ class Progress:
             yield from iterable
             return
         if not sys.stderr.isatty():  # a log file or CI: one plain line per finished item, with elapsed and ETA
-            t0 = time.perf_counter()
+            t0 = last = time.perf_counter()
             n = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
             for i, x in enumerate(iterable, 1):
                 yield x
-                el = time.perf_counter() - t0
-                eta = f", ETA {el / i * (n - i):.0f} s" if n else ""
-                print(f"{description}: {i}/{n or '?'} done, {el:.0f} s elapsed{eta}", file=sys.stderr, flush=True)
+                now = time.perf_counter()
+                if i == n or i == 1 or now - last >= 15:  # at most one line per 15 s, plus the first and last
+                    last, el = now, now - t0
+                    eta = f", ETA {el / i * (n - i):.0f} s" if n else ""
+                    print(f"{description}: {i}/{n or '?'} done, {el:.0f} s elapsed{eta}", file=sys.stderr, flush=True)
             return
         from rich.progress import track
 
