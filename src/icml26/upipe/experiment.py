@@ -93,10 +93,10 @@ QUICK = Config(
     saved_ratio_max=0.5,
     layers=1,
     ffn_dim=344,
-    step_seq=2048,
-    budget_mib=8.0,
-    smax_start=512,
-    smax_limit=16384,
+    step_seq=1024,  # smaller step, budget and search than before: the quick preset stays under 60 s (a smoke run)
+    budget_mib=4.0,
+    smax_start=256,
+    smax_limit=8192,
     speed_seq=2048,
     speed_steps=2,
 )
