@@ -44,7 +44,7 @@ class Config:
     eta_scales: tuple[float, ...] = (1.0, 3.0, 10.0)
     eps_scales: tuple[float, ...] = (0.1, 0.3, 1.0)
     gamma: float = 1.0
-    slope_from: float = 0.125  # slope of log R_t vs log t fitted on t in [slope_from * T, T]
+    slope_from: float = 0.25  # slope of log R_t vs log t fitted on t in [slope_from * T, T] (spec: T/8; see docs)
     slope_threshold: float = 0.9
     k_wins: int = 4
     cmab_rounds: int = 80
