@@ -45,11 +45,11 @@ class ContextualLayeredMDP(gym.Env):
 
     Each episode draws a context ``c`` uniformly from ``contexts`` (``context_pool`` vectors drawn once from
     ``N(0, I_d)``), starts in state 0 of layer 0 and plays ``H`` steps.  The loss of ``(h, s, a)`` is
-    ``Bernoulli(f*(c, h, s, a))`` with ``f* = sigmoid(loss_scale * (theta . c + b) + loss_offset)``
-    (a negative ``loss_offset`` makes per-step losses small, so a predicted loss of 1 deters a greedy learner); the next state is drawn from
-    ``P*(.|c, h, s, a) = softmax(dyn_scale * W c + u)``.  ``reset() -> (s, {"context": c, "h": 0})``,
-    ``step(a) -> (s', -loss, terminated, False, {"loss": l, "h": h})``.  ``true_model(C)`` returns the exact
-    ``(f*, P*)`` for regret by dynamic programming.
+    ``Bernoulli(f*(c, h, s, a))`` with ``f* = sigmoid(loss_scale * (theta . c + b) + loss_offset)`` (a negative
+    ``loss_offset`` makes per-step losses small, so a predicted loss of 1 deters a greedy learner); the next
+    state is drawn from ``P*(.|c, h, s, a) = softmax(dyn_scale * W c + u)``.
+    ``reset() -> (s, {"context": c, "h": 0})``, ``step(a) -> (s', -loss, terminated, False, {"loss": l, "h": h})``.
+    ``true_model(C)`` returns the exact ``(f*, P*)`` for regret by dynamic programming.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -123,7 +123,7 @@ def make_classes(env: ContextualLayeredMDP, n_decoys: int = 31, seed: int = 0, m
     rng = np.random.default_rng([seed, 29])
     tf, tp = env.true_params["f"], env.true_params["P"]
     fparams, pparams = [], []
-    for k in range(n_decoys):
+    for _ in range(n_decoys):
         mask = rng.random((H, S, A)) < 0.5
         fparams.append({"theta": tf["theta"] + noise * mask[..., None] * rng.normal(size=(H, S, A, d)),
                         "bias": tf["bias"] + noise * mask * rng.normal(size=(H, S, A)),
