@@ -51,7 +51,8 @@ class Config:
     n_checkpoints: int = 40
 
 
-FULL = Config()
+# full: grids of 4 (in a trial seed eta_scale=10 was chosen at the edge of {1, 3, 10}); quick: grids of 3
+FULL = Config(eta_scales=(1.0, 3.0, 10.0, 30.0), eps_scales=(0.03, 0.1, 0.3, 1.0))
 QUICK = Config(context_pool=50, n_decoys=15, T=1000, tune_T=500, cmab_rounds=40)
 
 
