@@ -86,6 +86,16 @@ PAPERS: tuple[dict, ...] = (
         "components_, surrounded_sets_), LiNGCReL-like / pooled ICA / DirectLiNGAM baselines, LocR^2 / MCC / SHD",
     },
     {
+        "slug": "opo_cmdp",
+        "title": "Near-Optimal Regret for Policy Optimization in Contextual MDPs with General Offline Function "
+        "Approximation (OPO-CMDP)",
+        "paper": "Orin Levy, Aviv Rosenberg, Alon Cohen, Yishay Mansour, ICML 2026, arXiv 2602.13706",
+        "component": "ContextualLayeredMDP (gymnasium.Env), FiniteFunctionClass / FiniteDynamicsClass, LS and "
+        "log-loss oracles, OPOCMDP / OPOCMAB, exact-DP regret; greedy / eps-greedy plug-in, uniform, optimal",
+        "needs": ("gymnasium",),
+        "extra": "rl",
+    },
+    {
         "slug": "ski_rental",
         "title": "Robust and Consistent Ski Rental with Distributional Advice",
         "paper": "Jihwan Kim, Chenglin Fan, ICML 2026, arXiv 2603.29233",
@@ -118,5 +128,5 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "count_ica", "latent_geodesics", "lifil", "monet", "opo_cmdp", "ovisocr", "sciml_regimes", "trace_du",
+    "count_ica", "latent_geodesics", "lifil", "monet", "ovisocr", "sciml_regimes", "trace_du",
 )

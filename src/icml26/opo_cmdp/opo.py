@@ -1,0 +1,292 @@
+"""OPO-CMDP (optimistic policy optimization with offline oracles; reconstructed) and OPO-CMAB (its H = 1 case).
+
+Per context ``c`` the learner keeps a policy ``pi_j(a|c, s)`` and counterfactual visit counts ``n_j(c, s, a)``,
+replayed for EVERY tracked context after every episode ``j`` (counterfactual: whether or not ``c`` was played),
+with the models of the epoch of ``j``::
+
+    q_j      = occupancy of pi_j(.|c, .) under P_hat(c) from s_0          (sums to 1 per layer)
+    beta_j   = gamma * sqrt(j / (|S||A|))
+    b_j      = min(1, (beta_j / 2) / (1 + n_j(c, s, a)))                   n_j = sum_{i<j} q_i
+    l~_j     = max(0, f_hat(c, s, a) - b_j(c, s, a))                       (optimistic loss)
+    Q_j      = l~_j + P_hat(c) V_j,   V_j(c, s) = sum_a pi_j(a|c, s) Q_j(c, s, a)      (policy EVALUATION of pi_j)
+    pi_{j+1} ∝ pi_j * exp(-eta * Q_j),   n_{j+1} = n_j + q_j
+
+``f_hat = least_squares_oracle(F, data)`` and ``P_hat = log_loss_oracle(P, data)`` are refitted on all episodes
+before ``j`` at the start of each epoch (``epoch_schedule="doubling"``: epochs ``[2^m, 2^{m+1})``; ``"every"``:
+each episode).  With ``H = |S| = 1`` this is exactly OPO-CMAB (Levy & Mansour; the Vowpal Wabbit reduction):
+``b_k = min(1, (gamma sqrt(k/|A|)/2) / (1 + sum_{i<k} pi_i(c, a)))``, ``l~ = max(0, f_hat - b)``,
+``pi_{k+1} ∝ pi_k exp(-eta l~)``.  The MDP extension (occupancy bonus, epochs) is our reconstruction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
+from .tabular import evaluate_policy, occupancy
+
+__all__ = ["OPOCMDP", "OPOCMAB", "RegretLog", "run", "OracleAgent"]
+
+SCHEDULES = ("doubling", "every")
+
+
+def _dims(name: str, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
+class OracleAgent:
+    """Shared machinery: logged data, epoch schedule, oracle refits and per-context model predictions.
+
+    Subclasses implement ``policy(context) -> [H, S, A]`` and ``_after_episode(j)``.
+    """
+
+    def __init__(self, F: FiniteFunctionClass, P: FiniteDynamicsClass | None, n_layers: int, n_states: int,
+                 n_actions: int, epoch_schedule: str = "doubling") -> None:
+        if not isinstance(F, FiniteFunctionClass):
+            raise TypeError(f"F must be a FiniteFunctionClass, got {type(F).__name__}")
+        if P is not None and not isinstance(P, FiniteDynamicsClass):
+            raise TypeError(f"P must be a FiniteDynamicsClass or None, got {type(P).__name__}")
+        if epoch_schedule not in SCHEDULES:
+            raise ValueError(f"epoch_schedule must be one of {SCHEDULES}, got {epoch_schedule!r}")
+        self.F, self.P, self.epoch_schedule = F, P, epoch_schedule
+        self.H, self.S, self.A = _dims("n_layers", n_layers), _dims("n_states", n_states), _dims("n_actions",
+                                                                                                   n_actions)
+        if P is None and self.H > 1:
+            raise ValueError("P may be None only when n_layers == 1 (a bandit)")
+        self.context_dim = F.context_dim
+        self._data: dict[str, list] = {k: [] for k in ("context", "h", "s", "a", "loss", "next_state")}
+        self._keys: dict[bytes, int] = {}
+        self._C = np.zeros((0, 0))
+        self._fpred = np.zeros((0,))
+        self._ppred = np.zeros((0,))
+        self.t = 0  # episodes observed
+        self.kf, self.kp = 0, 0  # current oracle picks
+        self.oracle_calls = 0
+        self.history: list[tuple[int, int]] = []  # (kf, kp) used for the update after episode j (index j - 1)
+
+    # -- inputs -----------------------------------------------------------------------------------------------
+    def _context(self, context) -> np.ndarray:
+        c = np.asarray(context, dtype=float)
+        if c.ndim != 1:
+            raise ValueError(f"context must be a 1-d feature vector, got shape {c.shape}")
+        if self.context_dim is None:
+            self.context_dim = c.shape[0]
+        if c.shape[0] != self.context_dim:
+            raise ValueError(f"context must have {self.context_dim} features (context_dim), got {c.shape[0]}")
+        return c
+
+    def _predict(self, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        f = self.F.predict(C)
+        want = (len(self.F), len(C), self.H, self.S, self.A)
+        if f.shape != want:
+            raise ValueError(f"F predicts shape {f.shape[2:]} per context, expected (H, S, A) = {want[2:]}")
+        if self.P is None:
+            p = np.ones((1, len(C), 1, 1, self.A, 1))
+        else:
+            p = self.P.predict(C)
+            if p.shape != (len(self.P), len(C), self.H, self.S, self.A, self.S):
+                raise ValueError(f"P predicts shape {p.shape[2:]} per context, expected (H, S, A, S) = "
+                                 f"{(self.H, self.S, self.A, self.S)}")
+        return np.moveaxis(f, 0, 1), np.moveaxis(p, 0, 1)
+
+    def track(self, contexts) -> np.ndarray:
+        """Register contexts (e.g. a finite pool) so their policies are updated every episode (batched);
+        returns their row indices.  A context first seen later is replayed from episode 1 (same result)."""
+        C = np.atleast_2d(np.asarray(contexts, dtype=float))
+        for c in C:
+            self._context(c)
+        new = [c for c in C if c.tobytes() not in self._keys]
+        if new:
+            N = np.array(new)
+            f, p = self._predict(N)
+            start = len(self._keys)
+            for i, c in enumerate(N):
+                self._keys[c.tobytes()] = start + i
+            self._C = N if start == 0 else np.concatenate([self._C, N])
+            self._fpred = f if start == 0 else np.concatenate([self._fpred, f])
+            self._ppred = p if start == 0 else np.concatenate([self._ppred, p])
+            self._add_rows(np.arange(start, start + len(N)))
+        return np.array([self._keys[c.tobytes()] for c in C])
+
+    def _add_rows(self, rows: np.ndarray) -> None:
+        pass
+
+    def _models(self, rows: np.ndarray, kf: int, kp: int) -> tuple[np.ndarray, np.ndarray]:
+        f = self._fpred[rows, kf]
+        p = self._ppred[rows, kp] if self.P is not None else np.ones((len(rows), 1, 1, self.A, 1))
+        return f, p
+
+    # -- learning -----------------------------------------------------------------------------------------------
+    def _epoch_start(self, j: int) -> bool:
+        return self.epoch_schedule == "every" or (j & (j - 1)) == 0  # j = 1, 2, 4, 8, ...
+
+    def _refit(self) -> None:
+        data = {k: np.asarray(v) for k, v in self._data.items()}
+        if len(data["h"]) == 0:
+            data["context"] = np.zeros((0, self.context_dim or 1))
+        self.kf = least_squares_oracle(self.F, data)
+        self.kp = log_loss_oracle(self.P, data) if self.P is not None else 0
+        self.oracle_calls += 1 + (self.P is not None)
+
+    def observe(self, context, trajectory: Sequence[tuple[int, int, int, float, int]]) -> None:
+        """Log one episode ``[(h, s, a, loss, next_state), ...]`` (``next_state = -1`` after the last layer) and
+        update.  At an epoch start the oracles are refitted on the episodes BEFORE this one."""
+        c = self._context(context)
+        traj = list(trajectory)
+        for step in traj:
+            h, s, a, loss, s2 = step
+            if not (0 <= h < self.H and 0 <= s < self.S and 0 <= a < self.A):
+                raise ValueError(f"trajectory step {step} is outside H={self.H}, S={self.S}, A={self.A}")
+            if not 0.0 <= loss <= 1.0:
+                raise ValueError(f"trajectory losses must lie in [0, 1], got {loss}")
+        self.track(c)
+        j = self.t + 1
+        if self._epoch_start(j):
+            self._refit()
+        for h, s, a, loss, s2 in traj:
+            for k, v in zip(("context", "h", "s", "a", "loss", "next_state"), (c, h, s, a, loss, s2)):
+                self._data[k].append(v)
+        self.t = j
+        self.history.append((self.kf, self.kp))
+        self._after_episode(j)
+
+    def _after_episode(self, j: int) -> None:
+        pass
+
+
+class OPOCMDP(OracleAgent):
+    """Optimistic policy optimization for a contextual layered MDP (update rules in the module docstring).
+
+    ``eta``: mirror-descent step; ``None`` uses ``eta_scale * sqrt(log|A| / (H^2 T))`` (needs ``T``).
+    ``gamma``: optimism scale (``gamma = 0``: no bonus).  ``s0``: start state.
+    """
+
+    def __init__(self, F: FiniteFunctionClass, P: FiniteDynamicsClass | None, n_layers: int, n_states: int,
+                 n_actions: int, eta: float | None = None, gamma: float = 1.0, T: int | None = None,
+                 eta_scale: float = 1.0, epoch_schedule: str = "doubling", s0: int = 0) -> None:
+        super().__init__(F, P, n_layers, n_states, n_actions, epoch_schedule)
+        if eta is None:
+            if T is None:
+                raise ValueError("pass eta, or T (the number of episodes) for the default eta")
+            _dims("T", T)
+            if not eta_scale > 0:
+                raise ValueError(f"eta_scale must be > 0, got {eta_scale}")
+            eta = eta_scale * np.sqrt(np.log(self.A) / (self.H**2 * T))
+        if not (np.isfinite(eta) and eta > 0):
+            raise ValueError(f"eta must be a positive finite number, got {eta}")
+        if not (np.isfinite(gamma) and gamma >= 0):
+            raise ValueError(f"gamma must be >= 0, got {gamma}")
+        if not 0 <= s0 < self.S:
+            raise ValueError(f"s0 must lie in [0, {self.S}), got {s0}")
+        self.eta, self.gamma, self.s0 = float(eta), float(gamma), int(s0)
+        shape = (0, self.H, self.S, self.A)
+        self._logpi, self._n = np.zeros(shape), np.zeros(shape)
+        self.bonus_trace: list[float] = []  # per episode: mean over tracked contexts of E_{q_j}[b_j] (diagnostic)
+        self.entropy_trace: list[float] = []  # per episode: mean policy entropy (diagnostic)
+
+    def _add_rows(self, rows: np.ndarray) -> None:
+        k = len(rows)
+        logpi = np.full((k, self.H, self.S, self.A), -np.log(self.A))
+        n = np.zeros((k, self.H, self.S, self.A))
+        for j, (kf, kp) in enumerate(self.history, start=1):  # replay for contexts first seen now
+            logpi, n, _ = self._step(logpi, n, rows, j, kf, kp)
+        self._logpi = np.concatenate([self._logpi, logpi])
+        self._n = np.concatenate([self._n, n])
+
+    def _step(self, logpi, n, rows, j, kf, kp):
+        f, p = self._models(rows, kf, kp)
+        pi = np.exp(logpi)
+        q = occupancy(pi, p, self.s0)
+        beta = self.gamma * np.sqrt(j / (self.S * self.A))
+        b = np.minimum(1.0, (beta / 2.0) / (1.0 + n))
+        lt = np.maximum(0.0, f - b)
+        _, Q = evaluate_policy(pi, lt, p)
+        logpi = logpi - self.eta * Q
+        logpi = logpi - logsumexp(logpi, axis=-1, keepdims=True)
+        return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
+
+    def _after_episode(self, j: int) -> None:
+        rows = np.arange(len(self._keys))
+        kf, kp = self.history[-1]
+        self._logpi, self._n, width = self._step(self._logpi, self._n, rows, j, kf, kp)
+        self.bonus_trace.append(width)
+        self.entropy_trace.append(self.entropy())
+
+    def policy(self, context) -> np.ndarray:
+        """``pi_t(a | c, s)`` as an array ``[H, S, A]`` (after the updates of episodes ``1..t-1``)."""
+        row = self.track(self._context(context))[0]
+        return np.exp(self._logpi[row])
+
+    def entropy(self) -> float:
+        """Mean (over tracked contexts, layers and states) entropy of the current policy, in nats."""
+        pi = np.exp(self._logpi)
+        return float(np.mean(-np.sum(pi * self._logpi, axis=-1)))
+
+
+class OPOCMAB(OPOCMDP):
+    """OPO-CMAB: the one-step (``H = |S| = 1``) case of :class:`OPOCMDP`, same code path.
+
+    Defaults follow the Vowpal Wabbit reduction: ``eta = 0.1``, ``gamma = 1``, the LS oracle refitted every
+    round (``epoch_schedule="every"``).  ``policy(c)`` returns ``[A]`` action probabilities; ``observe(c, a,
+    loss)`` logs one round.
+    """
+
+    def __init__(self, F: FiniteFunctionClass, n_actions: int, eta: float = 0.1, gamma: float = 1.0,
+                 epoch_schedule: str = "every") -> None:
+        super().__init__(F, None, 1, 1, n_actions, eta=eta, gamma=gamma, epoch_schedule=epoch_schedule)
+
+    def policy(self, context) -> np.ndarray:
+        return super().policy(context)[0, 0]
+
+    def observe(self, context, action: int, loss: float) -> None:  # type: ignore[override]
+        super().observe(context, [(0, 0, int(action), float(loss), -1)])
+
+
+@dataclass
+class RegretLog:
+    """Per-episode exact regret ``V^{pi_t}(c_t) - V*(c_t)`` (by DP on the true model) and its running sum."""
+
+    cum_regret: np.ndarray
+    per_episode_gap: np.ndarray
+    oracle_calls: int
+    extra: dict = field(default_factory=dict)
+
+
+def run(env, agent, T: int, seed: int) -> RegretLog:
+    """Play ``T`` episodes of ``agent`` (``policy(c) -> [H, S, A]``, ``observe(c, trajectory)``) in ``env``.
+
+    Actions are drawn from ``np.random.default_rng(seed)``; the environment is reset with ``seed`` once.  The
+    regret of episode ``t`` is exact: ``evaluate_policy(pi_t, f*(c_t), P*(c_t))`` minus the optimal value.
+    """
+    T = _dims("T", T)
+    if hasattr(agent, "track") and hasattr(env, "contexts"):
+        agent.track(env.contexts)
+    rng = np.random.default_rng([seed, 3])
+    fstar, pstar = env.true_model(env.contexts)
+    from .tabular import optimal_policy
+
+    _, Vstar, _ = optimal_policy(fstar, pstar)
+    index = {c.tobytes(): i for i, c in enumerate(env.contexts)}
+    gaps = np.empty(T)
+    for t in range(T):
+        s, info = env.reset(seed=seed if t == 0 else None)
+        c = info["context"]
+        i = index[c.tobytes()]
+        pi = np.asarray(agent.policy(c), dtype=float)
+        V, _ = evaluate_policy(pi, fstar[i], pstar[i])
+        gaps[t] = V[0, 0] - Vstar[i, 0, 0]
+        traj, done = [], False
+        while not done:
+            h = info.get("h", len(traj))
+            a = int(rng.choice(env.n_actions, p=pi[h, s] / pi[h, s].sum()))
+            s2, _, done, _, step_info = env.step(a)
+            traj.append((h, s, a, step_info["loss"], -1 if done else s2))
+            s, info = s2, {"h": h + 1}
+        agent.observe(c, traj)
+    return RegretLog(np.cumsum(gaps), gaps, int(getattr(agent, "oracle_calls", 0)))

@@ -1,0 +1,159 @@
+"""Oracles on realizable data, the bandit equivalence, the mirror step, caching, the env, bad inputs."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from icml26.opo_cmdp import (
+    OPOCMAB,
+    OPOCMDP,
+    ContextualLayeredMDP,
+    FiniteDynamicsClass,
+    FiniteFunctionClass,
+    GreedyPlugIn,
+    OptimalPolicy,
+    least_squares_oracle,
+    log_loss_oracle,
+    make_classes,
+    run,
+)
+from icml26.opo_cmdp.experiment import QUICK, _cmab_check
+
+
+@pytest.fixture
+def small():
+    env = ContextualLayeredMDP(n_layers=2, n_states=2, n_actions=2, context_dim=3, context_pool=8, seed=0)
+    F, P, info = make_classes(env, n_decoys=5, seed=0)
+    return env, F, P, info
+
+
+def _covering_data(env):
+    """Every (context, h, s, a) once with the noiseless mean loss and the most likely next state."""
+    f, p = env.true_model(env.contexts)
+    rows = {k: [] for k in ("context", "h", "s", "a", "loss", "next_state")}
+    for i, c in enumerate(env.contexts):
+        for h in range(env.n_layers):
+            for s in range(env.n_states):
+                for a in range(env.n_actions):
+                    for k, v in zip(rows, (c, h, s, a, f[i, h, s, a], -1 if h + 1 == env.n_layers else
+                                           int(np.argmax(p[i, h, s, a])))):
+                        rows[k].append(v)
+    return {k: np.array(v) for k, v in rows.items()}
+
+
+def test_oracles_recover_truth_on_realizable_covering_data(small):
+    env, F, P, info = small
+    data = _covering_data(env)
+    assert least_squares_oracle(F, data) == info["truth_index"]
+    # log loss on many sampled transitions: the truth maximises the likelihood
+    rng = np.random.default_rng(0)
+    _, p = env.true_model(env.contexts)
+    n = 4000
+    i, s, a = rng.integers(8, size=n), rng.integers(2, size=n), rng.integers(2, size=n)
+    nxt = np.array([rng.choice(2, p=p[ii, 0, ss, aa]) for ii, ss, aa in zip(i, s, a)])
+    tr = {"context": env.contexts[i], "h": np.zeros(n, int), "s": s, "a": a, "next_state": nxt}
+    k = log_loss_oracle(P, tr)
+    pred = P.predict(env.contexts)
+    # the pick is the truth, or a decoy that copies the truth on every covered (h=0) triple (a true tie)
+    np.testing.assert_array_equal(pred[k][:, 0], pred[info["truth_index"]][:, 0])
+    assert all(k <= j for j in range(len(P)) if np.array_equal(pred[j][:, 0], pred[info["truth_index"]][:, 0]))
+
+
+def test_oracle_ties_go_to_lowest_index(small):
+    env, F, _, _ = small
+    twin = FiniteFunctionClass([F.params[-1], F.params[-1]], F.fn, context_dim=3)
+    data = _covering_data(env)
+    assert least_squares_oracle(twin, data) == 0
+    empty = {k: v[:0] for k, v in data.items()}
+    assert least_squares_oracle(F, empty) == 0
+
+
+def test_bandit_equivalence_check_is_exact():
+    assert _cmab_check(QUICK, 0) <= 1e-12
+
+
+def test_cmab_is_the_one_step_opocmdp(small):
+    env = ContextualLayeredMDP(1, 1, 3, 3, 5, seed=1)
+    F, _, _ = make_classes(env, n_decoys=3, seed=1)
+    a1, a2 = OPOCMAB(F, 3, eta=0.2), OPOCMDP(F, None, 1, 1, 3, eta=0.2, epoch_schedule="every")
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        c = env.contexts[rng.integers(5)]
+        p = a1.policy(c)
+        np.testing.assert_array_equal(p, a2.policy(c)[0, 0])
+        a, loss = int(rng.integers(3)), float(rng.random() < 0.5)
+        a1.observe(c, a, loss)
+        a2.observe(c, [(0, 0, a, loss, -1)])
+
+
+def test_mirror_step_lowers_the_larger_q_action_and_bonus_range():
+    F = FiniteFunctionClass([0], lambda p, C: np.tile([[[[0.9, 0.1]]]], (len(C), 1, 1, 1)))
+    ag = OPOCMAB(F, 2, eta=1.0, gamma=0.0)
+    c = np.zeros(2)
+    ag.observe(c, 0, 1.0)
+    p = ag.policy(c)
+    assert p[0] < 0.5 < p[1]
+    ag2 = OPOCMAB(F, 2, eta=1.0, gamma=1.0)
+    for _ in range(20):
+        ag2.observe(c, 0, 1.0)
+    assert all(0.0 <= b <= 1.0 for b in ag2.bonus_trace)
+
+
+def test_late_context_replay_equals_batched_tracking(small):
+    env, F, P, _ = small
+    tracked, lazy = OPOCMDP(F, P, 2, 2, 2, eta=0.3), OPOCMDP(F, P, 2, 2, 2, eta=0.3)
+    tracked.track(env.contexts)
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        c = env.contexts[rng.integers(4)]  # the lazy agent never sees contexts 4..7 before the end
+        traj = [(0, 0, int(rng.integers(2)), float(rng.random() < 0.3), int(rng.integers(2))),
+                (1, int(rng.integers(2)), int(rng.integers(2)), 0.0, -1)]
+        tracked.observe(c, traj)
+        lazy.observe(c, traj)
+    for c in env.contexts:
+        np.testing.assert_allclose(lazy.policy(c), tracked.policy(c), rtol=0, atol=1e-14)
+
+
+def test_env_is_a_gymnasium_env_and_run_is_deterministic(small):
+    env, F, P, _ = small
+    assert isinstance(env, gym.Env)
+    s, info = env.reset(seed=0)
+    assert s == 0 and info["h"] == 0 and info["context"].shape == (3,)
+    s2, r, term, trunc, inf = env.step(1)
+    assert r == -inf["loss"] and not term and not trunc
+    a = run(env, GreedyPlugIn(F, P, 2, 2, 2), 40, seed=3)
+    b = run(env, GreedyPlugIn(F, P, 2, 2, 2), 40, seed=3)
+    np.testing.assert_array_equal(a.cum_regret, b.cum_regret)
+    opt = run(env, OptimalPolicy(env), 40, seed=3)
+    assert np.max(np.abs(opt.per_episode_gap)) == 0.0
+    assert np.all(a.per_episode_gap >= -1e-12)
+
+
+def test_bad_inputs_name_the_argument(small):
+    env, F, P, _ = small
+    ag = OPOCMDP(F, P, 2, 2, 2, eta=0.1)
+    with pytest.raises(ValueError, match="context_dim"):
+        ag.policy(np.zeros(5))
+    with pytest.raises(ValueError, match="context"):
+        ag.policy(np.zeros((2, 3)))
+    wrong = FiniteFunctionClass([0], lambda p, C: np.full((len(C), 2, 2, 3), 0.5), context_dim=3)
+    with pytest.raises(ValueError, match=r"F predicts shape"):
+        OPOCMDP(wrong, P, 2, 2, 2, eta=0.1).policy(env.contexts[0])
+    bad_range = FiniteFunctionClass([0], lambda p, C: np.full((len(C), 2, 2, 2), 1.5))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        bad_range.predict(env.contexts)
+    not_dist = FiniteDynamicsClass([0], lambda p, C: np.full((len(C), 2, 2, 2, 2), 0.7))
+    with pytest.raises(ValueError, match="probability"):
+        not_dist.predict(env.contexts)
+    with pytest.raises(ValueError, match="eta"):
+        OPOCMDP(F, P, 2, 2, 2)
+    with pytest.raises(ValueError, match="n_states"):
+        OPOCMDP(F, P, 2, 0, 2, eta=0.1)
+    with pytest.raises(ValueError, match="epoch_schedule"):
+        OPOCMDP(F, P, 2, 2, 2, eta=0.1, epoch_schedule="weekly")
+    with pytest.raises(TypeError, match="F must be"):
+        OPOCMDP("F", P, 2, 2, 2, eta=0.1)
+    with pytest.raises(ValueError, match="context_pool"):
+        ContextualLayeredMDP(context_pool=0)
+    with pytest.raises(ValueError, match="mislead"):
+        make_classes(env, mislead="some")
