@@ -79,7 +79,8 @@ def to_jsonable(x: Any) -> Any:
     raise TypeError(f"cannot write a {type(x).__name__} to JSON: {x!r}")
 
 
-_DEPENDENCIES = ("torch", "scipy", "sklearn", "opacus", "ot", "transformers", "flwr", "matplotlib", "submitit")
+_DEPENDENCIES = ("torch", "scipy", "sklearn", "opacus", "ot", "transformers", "flwr", "gymnasium", "lingam",
+                 "matplotlib", "submitit")
 
 
 def versions() -> dict[str, str]:
