@@ -6,8 +6,12 @@ import math
 
 import pytest
 
-from icml26.core import VERDICTS, Report, run_experiment
-from icml26.faps.experiment import QUICK, judge
+from icml26.core import (
+    VERDICTS,
+    judge_records,  # noqa: E402
+    run_experiment,
+)
+from icml26.faps.experiment import QUICK
 
 KINDS = {
     "frequency_rule_beats_random": "precondition",
@@ -68,9 +72,6 @@ def test_precondition_moves_the_random_claim(quick):
         records = copy.deepcopy(result["records"])
         for r in records:
             r["arms"]["heuristic"]["fd"] = heuristic_fd
-        report = Report(seeds=result["seeds"])
-        judge(QUICK, records, report)
-        report.resolve()
-        c = {x.id: x for x in report.claims}
+        c = judge_records("faps", QUICK, records, result["seeds"]).by_id()
         assert c["frequency_rule_beats_random"].verdict == expect
         assert (c["equal_wallclock_vs_random"].reason == "") == (expect == "holds")

@@ -7,8 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.core import VERDICTS, Report, run_experiment
-from icml26.focus.experiment import QUICK, decoded_shares, judge
+from icml26.core import (
+    VERDICTS,
+    judge_records,  # noqa: E402
+    run_experiment,
+)
+from icml26.focus.experiment import QUICK, decoded_shares
 from icml26.focus.tasks import ANSWER_LEN, EOS, PROMPT_LEN, sample_tasks
 from icml26.focus.train import training_mask
 
@@ -82,10 +86,7 @@ def test_judge_moves_when_the_baseline_stops_wasting(quick):
     for r in records:
         r["delayed_cache"]["decoded_share"] = 1.0
         r["delayed_cache"]["redundancy"] = 1.0
-    report = Report(seeds=res["seeds"])
-    judge(QUICK, records, report)
-    report.resolve()
-    by_id = {c.id: c for c in report.claims}
+    by_id = judge_records("focus", QUICK, records, res["seeds"]).by_id()
     assert by_id["baseline_decodes_few"].verdict == "does not hold"
     assert by_id["baseline_redundancy"].verdict == "does not hold"
     assert by_id["token_layers_half"].verdict == "inconclusive"

@@ -4,10 +4,12 @@ import json
 
 import pytest
 
+from icml26.core import judge_records  # noqa: E402
+
 pytest.importorskip("ot")
 
-from icml26.core import VERDICTS, Report, run_experiment  # noqa: E402
-from icml26.gcf_layer.experiment import QUICK, judge  # noqa: E402
+from icml26.core import VERDICTS, run_experiment  # noqa: E402
+from icml26.gcf_layer.experiment import QUICK  # noqa: E402
 
 KINDS = {
     "auction_ir": "check",
@@ -64,10 +66,7 @@ def test_quick_preset_smoke(quick_run):
 
 
 def _judge(records):
-    rep = Report(seeds=[0, 1, 2])
-    judge(QUICK, records, rep)
-    rep.resolve()
-    return {c.id: c for c in rep.claims}
+    return judge_records("gcf_layer", QUICK, records).by_id()
 
 
 def test_checks_fail_on_broken_records(quick_run):

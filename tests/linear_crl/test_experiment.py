@@ -7,10 +7,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from icml26.core import VERDICTS, Report, run_experiment
+from icml26.core import (
+    VERDICTS,
+    judge_records,  # noqa: E402
+    run_experiment,
+)
 from icml26.linear_crl import CREATOR
 from icml26.linear_crl import experiment as exp_mod
-from icml26.linear_crl.experiment import QUICK, judge, measure
+from icml26.linear_crl.experiment import QUICK, measure
 
 KINDS = {
     "pooled_ica_fails_d3": "precondition",
@@ -65,10 +69,7 @@ def test_measure_is_deterministic():
 
 
 def _judged(cfg, records):
-    rep = Report(seeds=list(range(len(records))))
-    judge(cfg, records, rep)
-    rep.resolve()
-    return {c.id: c for c in rep.claims}
+    return judge_records("linear_crl", cfg, records).by_id()
 
 
 def test_mutants_move_verdicts(monkeypatch):

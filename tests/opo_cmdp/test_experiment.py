@@ -6,9 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from icml26.core import VERDICTS, Report, run_experiment
+from icml26.core import (
+    VERDICTS,
+    judge_records,  # noqa: E402
+    run_experiment,
+)
 from icml26.opo_cmdp import OPOCMDP, GreedyPlugIn, make_classes, run
-from icml26.opo_cmdp.experiment import QUICK, _make, _slope, judge
+from icml26.opo_cmdp.experiment import QUICK, _make, _slope
 
 KINDS = {"greedy_misled": "precondition", "opo_sublinear": "claim", "opo_beats_plugin": "claim",
          "cmab_equivalence": "check", "optimal_regret_zero": "check"}
@@ -21,10 +25,7 @@ def quick(tmp_path_factory):
 
 
 def _judged(cfg, records):
-    rep = Report(seeds=list(range(len(records))))
-    judge(cfg, records, rep)
-    rep.resolve()
-    return {c.id: c for c in rep.claims}
+    return judge_records("opo_cmdp", cfg, records).by_id()
 
 
 def test_quick_preset_end_to_end(quick):

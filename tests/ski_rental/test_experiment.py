@@ -43,13 +43,9 @@ def test_measure_is_deterministic():
 
 
 def _judged(records):
-    from icml26.core import Report
-    from icml26.ski_rental.experiment import judge
+    from icml26.core import judge_records
 
-    rep = Report(seeds=list(range(len(records))))
-    judge(QUICK, records, rep)
-    rep.resolve()
-    return {c.id: c for c in rep.claims}
+    return judge_records("ski_rental", QUICK, records).by_id()
 
 
 def test_verdicts_move_when_the_method_or_the_setting_is_broken():

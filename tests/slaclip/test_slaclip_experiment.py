@@ -4,10 +4,12 @@ import json
 
 import pytest
 
+from icml26.core import judge_records  # noqa: E402
+
 pytest.importorskip("opacus")
 
-from icml26.core import VERDICTS, Report, run_experiment  # noqa: E402
-from icml26.slaclip.experiment import QUICK, judge  # noqa: E402
+from icml26.core import VERDICTS, run_experiment  # noqa: E402
+from icml26.slaclip.experiment import QUICK  # noqa: E402
 
 KINDS = {
     "vanilla_c0_sensitive-digits": "precondition",
@@ -66,17 +68,11 @@ def test_judge_moves_when_the_method_is_broken(quick_run):
     for r in records:
         for c0 in QUICK.c0_grid:
             r["runs"]["digits"][f"slaclip@{c0:g}"]["acc"] = r["runs"]["digits"][f"vanilla@{c0:g}"]["acc"]
-    rep = Report(seeds=[0, 1, 2])
-    judge(QUICK, records, rep)
-    rep.resolve()
-    a2 = {c.id: c for c in rep.claims}["A2"]
+    a2 = judge_records("slaclip", QUICK, records).by_id()["A2"]
     assert a2.verdict == "does not hold" or a2.measured_verdict == "does not hold"
     for r in records:
         for c0 in QUICK.c0_grid:
             r["runs"]["digits"][f"vanilla@{c0:g}"]["acc"] = 90.0
-    rep = Report(seeds=[0, 1, 2])
-    judge(QUICK, records, rep)
-    rep.resolve()
-    by_id = {c.id: c for c in rep.claims}
+    by_id = judge_records("slaclip", QUICK, records).by_id()
     assert by_id["vanilla_c0_sensitive-digits"].verdict == "does not hold"
     assert by_id["A2"].verdict == "inconclusive" and by_id["A2"].reason.startswith("setting invalid")

@@ -3,9 +3,13 @@ import json
 
 import pytest
 
-from icml26.core import VERDICTS, Report, run_experiment
+from icml26.core import (
+    VERDICTS,
+    judge_records,  # noqa: E402
+    run_experiment,
+)
 from icml26.t3_unlearning.data import make_fictitious_authors, split_forget
-from icml26.t3_unlearning.experiment import QUICK, judge
+from icml26.t3_unlearning.experiment import QUICK
 
 KINDS = {
     "toy_cg_monotone": "precondition",
@@ -78,10 +82,7 @@ def _rejudge(result, mutate):
     records = copy.deepcopy(result["records"])
     for r in records:
         mutate(r)
-    report = Report(seeds=result["seeds"])
-    judge(QUICK, records, report)
-    report.resolve()
-    return {c.id: c for c in report.claims}
+    return judge_records("t3_unlearning", QUICK, records, result["seeds"]).by_id()
 
 
 def test_mutants_move_the_verdicts(quick):

@@ -3,7 +3,11 @@ import json
 
 import pytest
 
-from icml26.core import VERDICTS, Report, run_experiment
+from icml26.core import (
+    VERDICTS,
+    judge_records,  # noqa: E402
+    run_experiment,
+)
 from icml26.upipe.train import main as train_main
 
 KINDS = {
@@ -110,14 +114,11 @@ def _fake_record(seed: int, step_peaks: tuple[float, float], layer_peak: float) 
 
 def test_precondition_gates_the_step_claims():
     """When attention is a negligible share of the step, memory-step and longest-sequence are 'setting invalid'."""
-    from icml26.upipe.experiment import QUICK, judge
+    from icml26.upipe.experiment import QUICK
 
     cfg = dataclasses.replace(QUICK, mem_seq=(512,), mem_world_sizes=(2,))
     for layer_peak, expect in ((8.0, "holds"), (0.5, "does not hold")):
-        rep = Report(seeds=[0, 1])
-        judge(cfg, [_fake_record(s, (10.0, 7.0), layer_peak) for s in (0, 1)], rep)
-        rep.resolve()
-        by_id = {c.id: c for c in rep.claims}
+        by_id = judge_records("upipe", cfg, [_fake_record(s, (10.0, 7.0), layer_peak) for s in (0, 1)]).by_id()
         assert by_id["attention_dominates_step"].verdict == expect
         if expect == "holds":
             assert by_id["memory-step"].verdict == "holds" and by_id["longest-sequence"].verdict == "holds"

@@ -22,15 +22,15 @@ from .report import (
     counts,
     summary_line,
 )
-from .runner import EXECUTORS, run_experiment
+from .runner import EXECUTORS, judge_records, run_experiment
 from .seeding import seed_everything, set_threads
 from .stats import Estimate, mean_ci, paired_bootstrap, paired_wilcoxon
 
 __all__ = [
-    "Entry", "Experiment", "register", "get", "experiments", "unavailable", "run_experiment", "EXECUTORS",
-    "Report", "Claim", "Table", "Figure", "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "VERDICTS", "KINDS", "counts",
-    "summary_line", "judge_superiority", "judge_non_inferiority", "judge_threshold", "judge_every",
-    "judge_k_of_n", "Estimate", "mean_ci", "paired_wilcoxon", "paired_bootstrap", "seed_everything",
-    "set_threads", "Progress", "atomic_write_bytes", "atomic_write_text", "to_jsonable", "write_run",
-    "latest_run", "load_result",
+    "Entry", "Experiment", "register", "get", "experiments", "unavailable", "run_experiment", "judge_records",
+    "EXECUTORS", "Report", "Claim", "Table", "Figure", "HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "VERDICTS",
+    "KINDS", "counts", "summary_line", "judge_superiority", "judge_non_inferiority", "judge_threshold",
+    "judge_every", "judge_k_of_n", "Estimate", "mean_ci", "paired_wilcoxon", "paired_bootstrap",
+    "seed_everything", "set_threads", "Progress", "atomic_write_bytes", "atomic_write_text", "to_jsonable",
+    "write_run", "latest_run", "load_result",
 ]

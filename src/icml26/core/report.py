@@ -195,6 +195,9 @@ class Report:
     def add_note(self, text: str) -> None:
         self.notes.append(str(text))
 
+    def by_id(self) -> dict[str, Claim]:
+        return {c.id: c for c in self.claims}
+
     def claims_table(self, kind: str | None = None) -> Table:
         rows = []
         for c in self.claims:

@@ -27,7 +27,7 @@ from .registry import PRESETS, Experiment, get
 from .report import Report, counts
 from .seeding import default_threads, seed_everything
 
-__all__ = ["run_experiment", "resolve_seeds", "limited_threads", "code_hash", "EXECUTORS"]
+__all__ = ["run_experiment", "judge_records", "resolve_seeds", "limited_threads", "code_hash", "EXECUTORS"]
 
 EXECUTORS = ("local", "slurm", "submitit-local")
 
@@ -142,6 +142,15 @@ def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str,
     return [h.result() for h in progress.track(handles, total=len(handles), description="seeds")]
 
 
+def judge_records(exp: Experiment | str, config: Any, records: list[dict], seeds: list[int] | None = None) -> Report:
+    """Judge per-seed ``records`` (e.g. a result.json's, or mutated ones in a test) into a resolved :class:`Report`."""
+    exp = get(exp) if isinstance(exp, str) else exp
+    report = Report(seeds=list(seeds) if seeds is not None else list(range(len(records))))
+    exp.judge(config, records, report)
+    report.resolve()
+    return report
+
+
 def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | None = None, out: str | Path = "runs",
                    show_progress: bool = False, overrides: dict | None = None, jobs: int = 1, executor: str = "local",
                    slurm: Mapping[str, Any] | None = None, fresh: bool = False, rejudge: bool = False) -> Path:
@@ -194,9 +203,7 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
     measured = time.perf_counter() - t0
     records = [envelopes[s]["record"] for s in seed_list]
 
-    report = Report(seeds=list(seed_list))
-    exp.judge(config, records, report)
-    report.resolve()
+    report = judge_records(exp, config, records, seed_list)
     wall = time.perf_counter() - t0
     n_cached = sum(e["from_cache"] for e in envelopes.values())
     per_seed = {str(s): round(envelopes[s]["wall_s"], 3) for s in seed_list}
