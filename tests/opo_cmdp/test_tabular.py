@@ -4,6 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icml26.opo_cmdp import evaluate_policy, occupancy, optimal_policy
 
@@ -76,3 +78,20 @@ def test_shape_errors_name_the_argument():
         evaluate_policy(pi, f[:, :, :1], P)
     with pytest.raises(ValueError, match="s0"):
         occupancy(pi, P, s0=5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_dp_identities_on_random_mdps(H, S, A, seed):
+    """For any layered MDP and policy: each occupancy layer sums to 1, the value equals the occupancy-weighted
+    loss, and the optimal policy's value is a lower bound on every policy's."""
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(S), size=(H, S, A))
+    f = rng.uniform(0, 1, size=(H, S, A))
+    pi = rng.dirichlet(np.ones(A), size=(H, S))
+    q = occupancy(pi, P)
+    assert np.allclose(q.sum(axis=(-2, -1)), 1.0)
+    V, _ = evaluate_policy(pi, f, P)
+    assert V[0, 0] == pytest.approx(float((q * f).sum()), abs=1e-12)
+    _, V_star, _ = optimal_policy(f, P)
+    assert V_star[0, 0] <= V[0, 0] + 1e-12
