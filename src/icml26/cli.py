@@ -1,4 +1,4 @@
-"""Command line: ``icml26 list | run SLUG... | report``.
+"""Command line: ``icml26 list | run SLUG... | verify SLUG... | report``.
 
 Nothing here imports a paper module or torch until a paper is run: ``list``, ``report``, ``--help`` and argument
 checks read the static manifest (:mod:`icml26.manifest`) and the stored result.json files.
@@ -20,7 +20,7 @@ from .core.report import counts, summary_line
 from .core.runner import EXECUTORS
 
 app = typer.Typer(no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one line per message, however long the path
 
 _MARK = {"holds": "✓", "does not hold": "✗", "inconclusive": "?"}
 EXIT_FAILING_CHECK = 3
@@ -48,9 +48,12 @@ def _main(
     """ICML 2026 methods and their reproductions."""
 
 
+MIN_FREE_MB = 50  # a run folder with figures and per-seed records is a few MB; less free space than this fails
+
+
 def _check_out(out: Path) -> None:
-    """Refuse an --out that is a file or cannot be written, before any work starts."""
-    import os
+    """Refuse an --out that is a file, cannot be written or is on a full disk, before any work starts."""
+    import shutil
 
     probe = out
     while not probe.exists() and probe != probe.parent:
@@ -59,6 +62,9 @@ def _check_out(out: Path) -> None:
         _fail(f"--out must be a folder; {out} is a file")
     if not os.access(probe, os.W_OK):
         _fail(f"--out {out} is not writable (checked {probe})")
+    free_mb = shutil.disk_usage(probe).free / 2**20
+    if free_mb < MIN_FREE_MB:
+        _fail(f"--out {out} is on a full disk: {free_mb:.0f} MB free, a run needs at least {MIN_FREE_MB} MB")
 
 
 def latest_results(out: Path) -> dict[str, dict]:
@@ -186,6 +192,81 @@ def run(
     if failing:
         err.print(f"[red]failing checks (defects, not findings):[/red] {', '.join(failing)}", highlight=False)
         raise typer.Exit(code=EXIT_FAILING_CHECK)
+
+
+@app.command()
+def verify(
+    slugs: Annotated[list[str], typer.Argument(help="Paper slugs, or 'all' (every paper with a reference run).")],
+    preset: Annotated[str, typer.Option(help="The preset to run; must be the reference run's preset.")] = "full",
+    reference: Annotated[Path, typer.Option(help="Folder of reference runs (REFERENCE/SLUG/result.json).")] = Path(
+        "results"),
+    out: Annotated[Path, typer.Option(help="Folder for the new run folders.")] = Path("runs"),
+    rtol: Annotated[float, typer.Option(help="Relative tolerance for claims' and preconditions' numbers.")] = 0.1,
+    check_rtol: Annotated[float, typer.Option(help="Relative tolerance for checks' numbers.")] = 1e-6,
+    jobs: Annotated[int, typer.Option(help="Seeds measured in parallel.")] = 1,
+) -> None:
+    """Run the preset and compare every verdict and judged number with the reference run.
+
+    Prints what moved beyond tolerance; exits 0 when everything reproduces and 1 when a verdict or a number
+    changed (stored records of the same code and config are reused: --out a fresh folder to recompute).
+    """
+    from .verify import compare
+
+    if preset not in PRESETS:
+        _fail(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
+    if rtol < 0 or check_rtol < 0:
+        _fail(f"--rtol and --check-rtol must be >= 0; got {rtol} and {check_rtol}")
+    if jobs < 1:
+        _fail(f"--jobs must be an integer >= 1; got {jobs}")
+    if not reference.is_dir():
+        _fail(f"--reference {reference} is not a folder of reference runs (REFERENCE/SLUG/result.json)")
+    refs = {d.name: d / "result.json" for d in sorted(reference.iterdir()) if (d / "result.json").exists()}
+    if "all" in slugs and slugs != ["all"]:
+        _fail("'all' verifies every paper with a reference run: give either 'all' or a list of slugs, not both")
+    chosen = [s for s in refs if s in experiments()] if slugs == ["all"] else slugs
+    lacking = [s for s in chosen if s not in refs]
+    if lacking:
+        _fail(f"no reference run for {', '.join(lacking)} under {reference}; have: {', '.join(refs) or '(none)'}")
+    unknown = [s for s in chosen if s not in experiments()]
+    if unknown:
+        _fail(f"unknown slug(s) {', '.join(unknown)}; known: {', '.join(experiments())}")
+    wrong = [f"{s} ({load_result(refs[s].parent)['preset']})" for s in chosen
+             if load_result(refs[s].parent)["preset"] != preset]
+    if wrong:
+        _fail(f"the reference runs of {', '.join(wrong)} are not {preset!r} runs: pass --preset to match")
+    _check_out(out)
+    missing = unavailable()
+    if any(s in missing for s in chosen):
+        _fail("; ".join(f"{s}: {missing[s]}" for s in chosen if s in missing))
+
+    from rich.table import Table
+
+    from .core.runner import run_experiment
+    from .core.seeding import set_threads
+
+    set_threads()
+    moved = []
+    for k, slug in enumerate(chosen, 1):
+        err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)}): verifying against {refs[slug]}",
+                  highlight=False)
+        try:
+            run_dir = run_experiment(slug, preset=preset, out=out, show_progress=True, jobs=jobs,
+                                     seeds=load_result(refs[slug].parent)["seeds"])
+        except KeyboardInterrupt:
+            err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
+            raise typer.Exit(code=130) from None
+        diffs = compare(load_result(refs[slug].parent), load_result(run_dir), rtol=rtol, check_rtol=check_rtol)
+        moved += [{"paper": slug, **d} for d in diffs]
+        err.print(f"  {'reproduces' if not diffs else f'{len(diffs)} difference(s)'} ({run_dir})", highlight=False)
+    if not moved:
+        typer.echo(f"verified: {len(chosen)} paper(s) reproduce the reference verdicts and numbers")
+        return
+    table = Table("paper", "id", "kind", "what", "reference", "now", "tolerance", title="moved beyond tolerance")
+    for d in moved:
+        table.add_row(*(f"{d[c]:.4g}" if isinstance(d[c], float) else str(d[c])
+                        for c in ("paper", "id", "kind", "what", "reference", "now", "tolerance")))
+    Console(width=160).print(table)
+    raise typer.Exit(code=1)
 
 
 def _parse_seeds(text: str | None) -> int | list[int] | None:

@@ -132,11 +132,13 @@ def test_version_and_python_dash_m():
     assert out.stdout.strip() == f"icml26 {__version__}"
 
 
-def test_usage_errors_are_one_line_before_any_work(tmp_path, toy_experiment, calls):
+def test_usage_errors_are_one_line_before_any_work(tmp_path, toy_experiment, calls, monkeypatch):
+    from icml26.manifest import PLANNED
+
     afile = tmp_path / "afile"
     afile.write_text("x")
     cases = {
-        ("run", "count_ica"): "planned, not yet built",
+        ("run", PLANNED[0]): "planned, not yet built",
         ("run", "all", "toy"): "either 'all' or a list",
         ("run", "toy", "--out", str(afile)): "is a file",
     }
@@ -144,6 +146,11 @@ def test_usage_errors_are_one_line_before_any_work(tmp_path, toy_experiment, cal
         r = runner.invoke(app, list(args))
         assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output, (args, r.output)
     assert calls == []  # nothing was measured
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10 * 2**30, 10 * 2**30 - 2**20, 2**20))
+    r = runner.invoke(app, ["run", "toy", "--out", str(tmp_path / "full")])
+    assert r.exit_code == 2 and "full disk: 1 MB free" in r.output and calls == []
 
 
 def test_interrupt_says_how_to_resume_and_exits_130(tmp_path, toy_experiment):

@@ -1,0 +1,89 @@
+"""``icml26 verify``: an unchanged rerun reproduces its reference; a perturbed number or verdict does not."""
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from icml26.cli import app
+from icml26.core import run_experiment
+from icml26.verify import compare, numbers_of
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def reference(tmp_path, toy_experiment):
+    """A results/-style folder (REF/toy/result.json) made from a quick run of the toy experiment."""
+    run_dir = run_experiment("toy", preset="quick", out=tmp_path / "made")
+    ref = tmp_path / "results" / "toy"
+    shutil.copytree(run_dir, ref)
+    return ref
+
+
+def _edit(ref, fn):
+    path = ref / "result.json"
+    r = json.loads(path.read_text())
+    fn(r)
+    path.write_text(json.dumps(r))
+
+
+def test_unchanged_rerun_reproduces(tmp_path, reference):
+    r = runner.invoke(app, ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent),
+                            "--out", str(tmp_path / "again")])
+    assert r.exit_code == 0, r.output
+    assert "reproduce" in r.output
+
+
+def test_perturbed_number_fails_and_is_named(tmp_path, reference):
+    def bump(r):
+        c = next(c for c in r["claims"] if c["id"] == "C2")
+        c["method"]["mean"] *= 1.5
+
+    _edit(reference, bump)
+    r = runner.invoke(app, ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent),
+                            "--out", str(tmp_path / "again")])
+    assert r.exit_code == 1, r.output
+    assert "C2" in r.output and "a mean" in r.output
+
+
+def test_changed_verdict_fails(tmp_path, reference):
+    def flip(r):
+        next(c for c in r["claims"] if c["id"] == "K1")["verdict"] = "does not hold"
+
+    _edit(reference, flip)
+    r = runner.invoke(app, ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent),
+                            "--out", str(tmp_path / "again")])
+    assert r.exit_code == 1 and "K1" in r.output and "verdict" in r.output
+
+
+def test_usage_errors_are_one_line_before_work(tmp_path, reference, calls):
+    base = ["--reference", str(reference.parent), "--out", str(tmp_path / "x")]
+    calls.clear()  # the reference fixture measured its seeds
+    for args, words in ((["verify", "toy", *base], "not 'full' runs"),  # reference is a quick run
+                        (["verify", "nope", "--preset", "quick", *base], "no reference run"),
+                        (["verify", "all", "toy", "--preset", "quick", *base], "not both"),
+                        (["verify", "toy", "--preset", "quick", "--reference", str(tmp_path / "none")], "not a folder"),
+                        (["verify", "toy", "--preset", "quick", "--rtol", "-1", *base], "--rtol")):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, (args, r.output)
+        assert words in r.output and "Traceback" not in r.output
+    assert calls == []  # nothing measured
+
+
+def test_compare_tolerances():
+    claim = {"id": "c", "kind": "claim", "verdict": "holds", "method": {"name": "m", "mean": 1.0},
+             "baselines": [{"name": "b", "mean": 0.5, "mean_advantage": 0.5}]}
+    check = {**claim, "id": "k", "kind": "check"}
+    ref = {"config": {}, "claims": [claim, check]}
+    assert numbers_of(claim) == {"m mean": 1.0, "b mean": 0.5, "advantage over b": 0.5}
+    assert compare(ref, ref) == []
+    moved = {"config": {}, "claims": [{**claim, "method": {"name": "m", "mean": 1.05}},
+                                      {**check, "method": {"name": "m", "mean": 1.05}}]}
+    diffs = compare(ref, moved)  # 5% is inside the claims' 10% but far outside the checks' round-off
+    assert [(d["id"], d["what"]) for d in diffs] == [("k", "m mean")]
+    assert [d["what"] for d in compare(ref, {"config": {}, "claims": [claim]})] == ["statement"]
+    assert compare(ref, {"config": {"n": 1}, "claims": [claim, check]})[0]["what"] == "config"
+    with pytest.raises(ValueError, match="rtol"):
+        compare(ref, ref, rtol=-0.1)
