@@ -476,7 +476,10 @@ def _figures(report: Report, cfg: Config, records, tradeoff) -> None:
         ax.set_xlabel("prediction error")
         ax.set_ylabel("mean expected competitive ratio (truth)")
         ax.grid(alpha=0.3)
-    axes[-1].legend(fontsize=7, loc="upper left")
+    handles, labels = axes[-1].get_legend_handles_labels()  # one legend for all panels, below them, off the data
+    fig.legend(handles, labels, loc="outside lower center", ncol=5, fontsize=8, title="policy")
+    fig.suptitle("Expected competitive ratio as the prediction degrades (lower is better)")
+    fig.set_layout_engine("constrained")
     report.add_figure(
         "error_sweep",
         fig,

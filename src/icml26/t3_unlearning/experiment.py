@@ -674,20 +674,27 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         "config": asdict(cfg),
     })
 
-    fig = Figure(figsize=(6, 4.2))
+    fig = Figure(figsize=(8.6, 4.4))
     ax = fig.subplots()
-    for m, marker in zip(methods, "o^sDv", strict=True):
-        ax.scatter(vals(m, "model_utility"), vals(m, "log10_fq"), marker=marker, label=f"{m} (max FQ)", alpha=0.8)
+    for i, (m, marker) in enumerate(zip(methods, "o^sDv", strict=True)):
+        color = f"C{i}"
+        ax.scatter(vals(m, "model_utility"), vals(m, "log10_fq"), marker=marker, color=color, alpha=0.8,
+                   label=f"{m}: best forget quality")
         ax.scatter(vals(m, "model_utility", "fq_at_utility"), vals(m, "log10_fq", "fq_at_utility"), marker=marker,
-                   facecolors="none", edgecolors="C7", alpha=0.8)
-    ax.scatter([base_full["model_utility"]], [base_full["log10_fq"]], marker="*", s=150, c="k", label="full model")
-    ax.scatter([base_retain["model_utility"]], [0.0], marker="P", s=120, c="g", label="retain model")
-    ax.axhline(math.log10(0.05), ls=":", c="grey")
-    ax.set(xlabel="model utility", ylabel="log10 forget quality", title="TOFU-like: forget quality vs utility")
-    ax.legend(fontsize=8)
+                   facecolors="none", edgecolors=color, alpha=0.9, label=f"{m}: best with utility >= floor")
+    ax.scatter([base_full["model_utility"]], [base_full["log10_fq"]], marker="*", s=150, c="k",
+               label="full model (no unlearning)")
+    ax.scatter([base_retain["model_utility"]], [0.0], marker="P", s=120, c="g", label="retain model (the target)")
+    ax.axhline(math.log10(0.05), ls=":", c="grey", label="forget quality = 0.05 (KS p-value)")
+    ax.set(xlabel="model utility (retain and world-fact answer quality, higher is better)",
+           ylabel="log10 forget quality (KS p-value)",
+           title="TOFU-like: forget quality vs utility, one marker per method and seed")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     report.add_figure("tofu_scatter", fig, caption="Forget quality vs model utility, one point per method and seed "
-                      "(filled: chosen by max FQ; hollow grey: chosen by max FQ subject to the utility floor)")
+                      "(filled: the step chosen by max forget quality; hollow: chosen by max forget quality "
+                      "subject to the utility floor)")
     report.notes.append(
         f"Base models: {cfg.n_authors} authors x 10 facts + {cfg.n_countries} world facts; forget "
         f"{cfg.forget_percent:g}% of authors ({shared['n_forget']} QA); tiny GPT {cfg.lm_layers}x{cfg.lm_embd}, "

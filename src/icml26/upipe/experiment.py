@@ -482,23 +482,31 @@ def judge(cfg: Config, records: list[dict], rep: Report) -> None:
 
 
 def _fig_memory(mem: list[dict], cfg: Config) -> Figure:
-    fig = Figure(figsize=(10, 4))
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+    fig = Figure(figsize=(11, 4.4))
     axes = fig.subplots(1, 2)
-    for ax, key, title in zip(axes, ("fwd_peak", "saved"), ("forward peak (MiB)", "saved for backward (MiB)")):
+    seqs = sorted({r["S"] for r in mem})
+    for ax, key, title in zip(axes, ("fwd_peak", "saved"), ("forward peak", "saved for backward")):
         for world in cfg.mem_world_sizes:
             for _, label, _ in _mem_methods(world):
-                pts = [(r["S"], r[key]) for r in mem if r["C"] == world and r["method"] == label]
-                ax.plot(
-                    *zip(*pts),
-                    marker="o",
-                    ls="-" if world == cfg.mem_world_sizes[0] else "--",
-                    label=f"{label} C={world}",
-                )
+                pts = sorted((r["S"], r[key]) for r in mem if r["C"] == world and r["method"] == label)
+                ax.plot(*zip(*pts), marker="o", ls="-" if world == cfg.mem_world_sizes[0] else "--",
+                        label=f"{label}, C={world}")
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
-        ax.set_xlabel("sequence length S")
-        ax.set_title(title)
-    axes[0].legend(fontsize=7)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(FixedLocator(seqs))  # ticks at the measured lengths, printed as plain numbers
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.set_xlabel("global sequence length S (tokens)")
+        ax.set_ylabel("per-rank bytes (MiB, log scale)")
+        ax.set_title(f"One attention layer: {title}")
+        ax.grid(alpha=0.3, which="both")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4), fontsize=8)
+    fig.suptitle(f"Per-rank attention memory vs sequence length (solid: C={cfg.mem_world_sizes[0]}, dashed: larger C)")
+    fig.set_layout_engine("constrained")
     return fig
 
 
@@ -512,9 +520,11 @@ def _fig_timeline(steps: dict) -> Figure:
         bwd = [i for i, (_, _, p) in enumerate(tl) if p == "backward"]
         if bwd:
             ax.axvline(bwd[0] / len(tl), color=line.get_color(), ls=":", lw=1)
-    ax.set_xlabel("fraction of the step's allocation/free events (dotted: backward starts)")
-    ax.set_ylabel("live tensor bytes (MiB)")
-    ax.legend()
+    ax.set_xlabel("progress through the step (fraction of allocation/free events; dotted: backward starts)")
+    ax.set_ylabel("live tensor bytes on rank 0 (MiB)")
+    ax.set_title("Live memory during one training step (activation checkpointing, tiled MLP): UPipe vs Ulysses")
+    ax.legend(title="method")
+    ax.grid(alpha=0.3)
     return fig
 
 
