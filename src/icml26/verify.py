@@ -53,7 +53,7 @@ def compare(reference: Mapping[str, Any], result: Mapping[str, Any], *, rtol: fl
                       "tolerance": "equal"})
     for cid in sorted(ref.keys() | now.keys()):
         a, b = ref.get(cid), now.get(cid)
-        kind = (a or b).get("kind", "claim")
+        kind = (a if a is not None else b or {}).get("kind", "claim")
         if a is None or b is None:
             diffs.append({"id": cid, "kind": kind, "what": "statement", "reference": "present" if a else "absent",
                           "now": "present" if b else "absent", "tolerance": "present on both"})

@@ -375,7 +375,7 @@ def training_corpus(
     for i in range(len(world.entities)) if entities is None else entities:
         for _ in range(world.exposure[i]):
             for r in world.relations:
-                kind = surfaces[rng.integers(len(surfaces))]
+                kind = surfaces[int(rng.integers(len(surfaces)))]
                 if kind == "mcqa":
                     prompt, answer, _ = mcqa_item(world, i, r.name, rng)
                     texts.append(f"{prompt} {answer} {EOS}")
