@@ -33,10 +33,12 @@ def _storage_key(t: torch.Tensor) -> int | None:
 class LiveTensorBytes(TorchDispatchMode):
     """Context manager that tracks live tensor bytes with per-phase peaks.
 
-    >>> with LiveTensorBytes() as mem:
-    ...     with mem.phase("forward"):
-    ...         y = model(x)
-    >>> mem.peak, mem.phases["forward"]["peak"]
+    ```python
+    with LiveTensorBytes() as mem:
+        with mem.phase("forward"):
+            y = model(x)
+    mem.peak, mem.phases["forward"]["peak"]
+    ```
 
     Attributes: ``current`` (bytes now live among tracked storages), ``peak`` (max of ``current`` since entry
     or :meth:`reset_peak`), ``phases`` (``name -> {"start", "peak", "end"}`` bytes) and ``timeline``
