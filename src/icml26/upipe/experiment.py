@@ -535,5 +535,6 @@ EXPERIMENT = register(
         seeds={"quick": 2, "full": 3},
         measure=measure,
         judge=judge,
+        threads=1,  # the in-process parts; the spawned ranks set one thread each (testing.spawn)
     )
 )
