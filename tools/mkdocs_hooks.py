@@ -35,8 +35,9 @@ def on_config(config):
 
 def on_files(files, config):
     api = "# Paper APIs\n\nEach paper's public surface (its `__init__`), generated from the docstrings.\n\n"
-    api += "\n\n".join(f"## `icml26.{slug}`\n\n::: icml26.{slug}\n    options:\n      show_root_heading: false\n"
-                        for slug in _papers())
+    api += "\n\n".join(
+        f"## `icml26.{slug}`\n\n::: icml26.{slug}\n    options:\n      show_root_heading: false\n" for slug in _papers()
+    )
     files.append(File.generated(config, "api/papers.md", content=api))
     for path in sorted(RESULTS.glob("*/*")):
         if path.suffix in (".png", ".md"):  # result.json (every per-seed record) stays in the repository
@@ -53,6 +54,6 @@ def on_page_markdown(markdown, page, config, files):
     markdown = markdown.replace("](../results/", "](results/")
     figures = sorted((RESULTS / slug).glob("*.png")) if (RESULTS / slug).is_dir() else []
     if figures:
-        markdown += "\n\n## Reference figures (full preset, `results/%s/`)\n\n" % slug
+        markdown += f"\n\n## Reference figures (full preset, `results/{slug}/`)\n\n"
         markdown += "\n\n".join(f"![{p.stem}](results/{slug}/{p.name})" for p in figures) + "\n"
     return markdown

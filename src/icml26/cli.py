@@ -74,8 +74,9 @@ def latest_results(out: Path) -> dict[str, dict]:
         newest = latest_run(out, slug)
         if newest is None:
             continue
-        runs = sorted((p for p in newest.parent.iterdir() if (p / "result.json").exists() and p.name[0] != "."),
-                      reverse=True)
+        runs = sorted(
+            (p for p in newest.parent.iterdir() if (p / "result.json").exists() and p.name[0] != "."), reverse=True
+        )
         for d in runs:
             r = load_result(d)
             if r["preset"] == "full":
@@ -179,9 +180,19 @@ def run(
     for k, slug in enumerate(chosen, 1):
         err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)})", highlight=False)
         try:
-            run_dir = run_experiment(slug, preset=preset, seeds=seed_arg, out=out, show_progress=True, jobs=jobs,
-                                     executor=executor, slurm={"partition": partition, "time_min": time_min},
-                                     fresh=fresh, rejudge=rejudge, overrides=_overrides(slug, preset, set_))
+            run_dir = run_experiment(
+                slug,
+                preset=preset,
+                seeds=seed_arg,
+                out=out,
+                show_progress=True,
+                jobs=jobs,
+                executor=executor,
+                slurm={"partition": partition, "time_min": time_min},
+                fresh=fresh,
+                rejudge=rejudge,
+                overrides=_overrides(slug, preset, set_),
+            )
         except KeyboardInterrupt:
             err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
             raise typer.Exit(code=130) from None
@@ -199,7 +210,8 @@ def verify(
     slugs: Annotated[list[str], typer.Argument(help="Paper slugs, or 'all' (every paper with a reference run).")],
     preset: Annotated[str, typer.Option(help="The preset to run; must be the reference run's preset.")] = "full",
     reference: Annotated[Path, typer.Option(help="Folder of reference runs (REFERENCE/SLUG/result.json).")] = Path(
-        "results"),
+        "results"
+    ),
     out: Annotated[Path, typer.Option(help="Folder for the new run folders.")] = Path("runs"),
     rtol: Annotated[float, typer.Option(help="Relative tolerance for claims' and preconditions' numbers.")] = 0.1,
     check_rtol: Annotated[float, typer.Option(help="Relative tolerance for checks' numbers.")] = 1e-6,
@@ -230,8 +242,11 @@ def verify(
     unknown = [s for s in chosen if s not in experiments()]
     if unknown:
         _fail(f"unknown slug(s) {', '.join(unknown)}; known: {', '.join(experiments())}")
-    wrong = [f"{s} ({load_result(refs[s].parent)['preset']})" for s in chosen
-             if load_result(refs[s].parent)["preset"] != preset]
+    wrong = [
+        f"{s} ({load_result(refs[s].parent)['preset']})"
+        for s in chosen
+        if load_result(refs[s].parent)["preset"] != preset
+    ]
     if wrong:
         _fail(f"the reference runs of {', '.join(wrong)} are not {preset!r} runs: pass --preset to match")
     _check_out(out)
@@ -247,11 +262,18 @@ def verify(
     set_threads()
     moved = []
     for k, slug in enumerate(chosen, 1):
-        err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)}): verifying against {refs[slug]}",
-                  highlight=False)
+        err.print(
+            f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)}): verifying against {refs[slug]}", highlight=False
+        )
         try:
-            run_dir = run_experiment(slug, preset=preset, out=out, show_progress=True, jobs=jobs,
-                                     seeds=load_result(refs[slug].parent)["seeds"])
+            run_dir = run_experiment(
+                slug,
+                preset=preset,
+                out=out,
+                show_progress=True,
+                jobs=jobs,
+                seeds=load_result(refs[slug].parent)["seeds"],
+            )
         except KeyboardInterrupt:
             err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
             raise typer.Exit(code=130) from None
@@ -263,8 +285,12 @@ def verify(
         return
     table = Table("paper", "id", "kind", "what", "reference", "now", "tolerance", title="moved beyond tolerance")
     for d in moved:
-        table.add_row(*(f"{d[c]:.4g}" if isinstance(d[c], float) else str(d[c])
-                        for c in ("paper", "id", "kind", "what", "reference", "now", "tolerance")))
+        table.add_row(
+            *(
+                f"{d[c]:.4g}" if isinstance(d[c], float) else str(d[c])
+                for c in ("paper", "id", "kind", "what", "reference", "now", "tolerance")
+            )
+        )
     Console(width=160).print(table)
     raise typer.Exit(code=1)
 
@@ -349,8 +375,11 @@ def report(
     if format not in ("md", "csv", "json"):
         _fail(f"--format must be one of md, csv, json; got {format!r}")
     if reference is not None:
-        latest = {d.name: {"dir": d, **load_result(d)} for d in sorted(reference.glob("*"))
-                  if (d / "result.json").exists() and d.name in experiments()}
+        latest = {
+            d.name: {"dir": d, **load_result(d)}
+            for d in sorted(reference.glob("*"))
+            if (d / "result.json").exists() and d.name in experiments()
+        }
         if not latest:
             _fail(f"no reference runs (SLUG/result.json) under {reference}")
         out.mkdir(parents=True, exist_ok=True)
@@ -402,9 +431,20 @@ _COLUMNS = ("paper", "preset", "kind", "id", "verdict", "reason", "requires", "s
 
 
 def _statement_rows(latest: dict) -> list[dict]:
-    return [{"paper": slug, "preset": r["preset"], "kind": c.get("kind", "claim"), "id": c["id"],
-             "verdict": c["verdict"], "reason": c.get("reason", ""), "requires": ";".join(c.get("requires", [])),
-             "statement": c["statement"]} for slug, r in latest.items() for c in r["claims"]]
+    return [
+        {
+            "paper": slug,
+            "preset": r["preset"],
+            "kind": c.get("kind", "claim"),
+            "id": c["id"],
+            "verdict": c["verdict"],
+            "reason": c.get("reason", ""),
+            "requires": ";".join(c.get("requires", [])),
+            "statement": c["statement"],
+        }
+        for slug, r in latest.items()
+        for c in r["claims"]
+    ]
 
 
 def _export(out: Path, latest: dict, fmt: str) -> Path:
@@ -446,9 +486,17 @@ def _overview_figure(out: Path, latest: dict) -> None:
         for verdict, color in colors.items():
             h = [_counts_of(latest[s])[kind][verdict] for s in slugs]
             xs = [i + (j - 1) * width for i in range(len(slugs))]
-            ax.bar(xs, h, width * 0.95, bottom=bottom, color=color, edgecolor="k", linewidth=0.3,
-                   label=verdict if j == 1 else None, hatch=("//" if kind == "precondition" else
-                                                          ".." if kind == "check" else ""))
+            ax.bar(
+                xs,
+                h,
+                width * 0.95,
+                bottom=bottom,
+                color=color,
+                edgecolor="k",
+                linewidth=0.3,
+                label=verdict if j == 1 else None,
+                hatch=("//" if kind == "precondition" else ".." if kind == "check" else ""),
+            )
             bottom = [b + x for b, x in zip(bottom, h)]
     ax.set_xticks(range(len(slugs)), slugs, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("number of statements")

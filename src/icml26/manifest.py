@@ -128,5 +128,11 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "count_ica", "latent_geodesics", "lifil", "monet", "ovisocr", "sciml_regimes", "trace_du",
+    "count_ica",
+    "latent_geodesics",
+    "lifil",
+    "monet",
+    "ovisocr",
+    "sciml_regimes",
+    "trace_du",
 )

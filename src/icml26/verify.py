@@ -36,8 +36,14 @@ def numbers_of(statement: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def compare(reference: Mapping[str, Any], result: Mapping[str, Any], *, rtol: float = 0.1,
-            check_rtol: float = 1e-6, atol: float = 1e-9) -> list[dict]:
+def compare(
+    reference: Mapping[str, Any],
+    result: Mapping[str, Any],
+    *,
+    rtol: float = 0.1,
+    check_rtol: float = 1e-6,
+    atol: float = 1e-9,
+) -> list[dict]:
     """Every difference between two result.json dicts beyond tolerance (empty list: the run reproduces).
 
     Each difference is ``{"id", "kind", "what", "reference", "now", "tolerance"}``.
@@ -49,25 +55,58 @@ def compare(reference: Mapping[str, Any], result: Mapping[str, Any], *, rtol: fl
     now = {c["id"]: c for c in result["claims"]}
     diffs: list[dict] = []
     if reference.get("config") != result.get("config"):
-        diffs.append({"id": "-", "kind": "-", "what": "config", "reference": "differs", "now": "differs",
-                      "tolerance": "equal"})
+        diffs.append(
+            {"id": "-", "kind": "-", "what": "config", "reference": "differs", "now": "differs", "tolerance": "equal"}
+        )
     for cid in sorted(ref.keys() | now.keys()):
         a, b = ref.get(cid), now.get(cid)
         kind = (a if a is not None else b or {}).get("kind", "claim")
         if a is None or b is None:
-            diffs.append({"id": cid, "kind": kind, "what": "statement", "reference": "present" if a else "absent",
-                          "now": "present" if b else "absent", "tolerance": "present on both"})
+            diffs.append(
+                {
+                    "id": cid,
+                    "kind": kind,
+                    "what": "statement",
+                    "reference": "present" if a else "absent",
+                    "now": "present" if b else "absent",
+                    "tolerance": "present on both",
+                }
+            )
             continue
         if a["verdict"] != b["verdict"]:
-            diffs.append({"id": cid, "kind": kind, "what": "verdict", "reference": a["verdict"], "now": b["verdict"],
-                          "tolerance": "exact"})
+            diffs.append(
+                {
+                    "id": cid,
+                    "kind": kind,
+                    "what": "verdict",
+                    "reference": a["verdict"],
+                    "now": b["verdict"],
+                    "tolerance": "exact",
+                }
+            )
         tol = check_rtol if kind == "check" else rtol
         xa, xb = numbers_of(a), numbers_of(b)
         for what in sorted(xa.keys() | xb.keys()):
             if what not in xa or what not in xb:
-                diffs.append({"id": cid, "kind": kind, "what": what, "reference": xa.get(what), "now": xb.get(what),
-                              "tolerance": "present on both"})
+                diffs.append(
+                    {
+                        "id": cid,
+                        "kind": kind,
+                        "what": what,
+                        "reference": xa.get(what),
+                        "now": xb.get(what),
+                        "tolerance": "present on both",
+                    }
+                )
             elif abs(xb[what] - xa[what]) > atol + tol * abs(xa[what]):
-                diffs.append({"id": cid, "kind": kind, "what": what, "reference": xa[what], "now": xb[what],
-                              "tolerance": f"rel {tol:g}"})
+                diffs.append(
+                    {
+                        "id": cid,
+                        "kind": kind,
+                        "what": what,
+                        "reference": xa[what],
+                        "now": xb[what],
+                        "tolerance": f"rel {tol:g}",
+                    }
+                )
     return diffs

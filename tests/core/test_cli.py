@@ -83,8 +83,7 @@ def test_failing_check_exits_3_after_writing_the_run(tmp_path, toy_experiment, m
 
     def broken(config, records, report):
         orig(config, records, report)
-        report.add_claim(judge_threshold("K2", "never", ("a", [r["a"] for r in records]), threshold=9.0,
-                                         kind="check"))
+        report.add_claim(judge_threshold("K2", "never", ("a", [r["a"] for r in records]), threshold=9.0, kind="check"))
 
     from dataclasses import replace
 
@@ -158,8 +157,9 @@ def test_interrupt_says_how_to_resume_and_exits_130(tmp_path, toy_experiment):
 
     from icml26.core import registry as reg
 
-    reg._REGISTRY["toy"] = replace(toy_experiment, presets={**toy_experiment.presets,
-                                                             "quick": toyexp.ToyConfig(fail_at_seed=2)})
+    reg._REGISTRY["toy"] = replace(
+        toy_experiment, presets={**toy_experiment.presets, "quick": toyexp.ToyConfig(fail_at_seed=2)}
+    )
     r = runner.invoke(app, ["run", "toy", "--out", str(tmp_path)])
     assert r.exit_code == 130 and "rerun the same command to resume" in r.output
 
@@ -184,9 +184,11 @@ def test_readme_status_rows_agree_with_the_reference_results():
         r = json.loads(path.read_text())
         assert r["preset"] == "full", f"results/{slug} is a {r['preset']} run"
         k = r["counts"]
-        want = (f"claims {k['claim']['holds']}/{sum(k['claim'].values())} hold, "
-                f"checks {k['check']['holds']}/{sum(k['check'].values())} pass, "
-                f"preconditions {k['precondition']['holds']}/{sum(k['precondition'].values())} hold")
+        want = (
+            f"claims {k['claim']['holds']}/{sum(k['claim'].values())} hold, "
+            f"checks {k['check']['holds']}/{sum(k['check'].values())} pass, "
+            f"preconditions {k['precondition']['holds']}/{sum(k['precondition'].values())} hold"
+        )
         assert want in status, f"README row of {slug} does not say '{want}': {status}"
 
 
@@ -198,8 +200,12 @@ def test_report_exports_and_reads_the_shipped_reference(tmp_path, toy_experiment
     r = runner.invoke(app, ["report", "--out", str(tmp_path), "--format", "csv"])
     assert r.exit_code == 0, r.output
     rows = list(csv.DictReader((tmp_path / "claims.csv").open()))
-    assert {(x["id"], x["kind"]) for x in rows} == {("P1", "precondition"), ("C1", "claim"), ("C2", "claim"),
-                                                   ("K1", "check")}
+    assert {(x["id"], x["kind"]) for x in rows} == {
+        ("P1", "precondition"),
+        ("C1", "claim"),
+        ("C2", "claim"),
+        ("K1", "check"),
+    }
     r = runner.invoke(app, ["report", "--out", str(tmp_path), "--format", "json"])
     assert json.loads((tmp_path / "claims.json").read_text())[0]["paper"] == "toy"
     r = runner.invoke(app, ["report", "--out", str(tmp_path), "--format", "pdf"])
@@ -221,9 +227,13 @@ def test_seed_lists_and_config_overrides_from_the_command_line(tmp_path, toy_exp
     res = load_result(Path(r.stdout.strip().splitlines()[-1]))
     assert res["seeds"] == [3, 7, 11] and res["config"]["precondition_gap"] == 0.0
     assert {c["id"]: c["verdict"] for c in res["claims"]}["P1"] == "does not hold"
-    for args, msg in {("--set", "nope=1"): "key one of", ("--set", "n=abc"): "valid int",
-                      ("--set", "n=1.5"): "expected a int", ("--seeds", "1,1"): "distinct",
-                      ("--seeds", "x"): "--seeds"}.items():
+    for args, msg in {
+        ("--set", "nope=1"): "key one of",
+        ("--set", "n=abc"): "valid int",
+        ("--set", "n=1.5"): "expected a int",
+        ("--seeds", "1,1"): "distinct",
+        ("--seeds", "x"): "--seeds",
+    }.items():
         r = runner.invoke(app, ["run", "toy", *args, "--out", str(tmp_path)])
         assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output, (args, r.output)
 

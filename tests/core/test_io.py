@@ -50,8 +50,12 @@ def test_run_experiment_writes_valid_result(tmp_path, toy_experiment):
     assert {c["id"] for c in r["claims"]} == {"P1", "C1", "C2", "K1"}
     for c in r["claims"]:
         assert {"id", "kind", "statement", "verdict", "requires", "method", "baselines", "test"} <= set(c)
-    assert {c["id"]: c["kind"] for c in r["claims"]} == {"P1": "precondition", "C1": "claim", "C2": "claim",
-                                                        "K1": "check"}
+    assert {c["id"]: c["kind"] for c in r["claims"]} == {
+        "P1": "precondition",
+        "C1": "claim",
+        "C2": "claim",
+        "K1": "check",
+    }
     assert r["counts"]["claim"]["holds"] == 2 and r["counts"]["check"]["holds"] == 1
     assert len(r["records"]) == 6 and set(r["records"][0]) == {"a", "b", "t", "gap"}
     assert (d / "curve.png").read_bytes()[:4] == b"\x89PNG"
@@ -76,7 +80,10 @@ def test_interrupted_run_keeps_finished_seeds(tmp_path, toy_experiment, calls):
     assert calls == [0, 1, 2] and latest_run(tmp_path, "toy") is None
     rec_dirs = list((tmp_path / "toy" / ".records").iterdir())
     assert len(rec_dirs) == 1 and sorted(p.name for p in rec_dirs[0].glob("*.json")) == [
-        "seed0.json", "seed1.json", "seed2.json"]
+        "seed0.json",
+        "seed1.json",
+        "seed2.json",
+    ]
 
 
 def test_rerun_resumes_and_recomputes_nothing_finished(tmp_path, toy_experiment, calls):

@@ -30,8 +30,10 @@ def _edit(ref, fn):
 
 
 def test_unchanged_rerun_reproduces(tmp_path, reference):
-    r = runner.invoke(app, ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent),
-                            "--out", str(tmp_path / "again")])
+    r = runner.invoke(
+        app,
+        ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent), "--out", str(tmp_path / "again")],
+    )
     assert r.exit_code == 0, r.output
     assert "reproduce" in r.output
 
@@ -42,8 +44,10 @@ def test_perturbed_number_fails_and_is_named(tmp_path, reference):
         c["method"]["mean"] *= 1.5
 
     _edit(reference, bump)
-    r = runner.invoke(app, ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent),
-                            "--out", str(tmp_path / "again")])
+    r = runner.invoke(
+        app,
+        ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent), "--out", str(tmp_path / "again")],
+    )
     assert r.exit_code == 1, r.output
     assert "C2" in r.output and "a mean" in r.output
 
@@ -53,19 +57,23 @@ def test_changed_verdict_fails(tmp_path, reference):
         next(c for c in r["claims"] if c["id"] == "K1")["verdict"] = "does not hold"
 
     _edit(reference, flip)
-    r = runner.invoke(app, ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent),
-                            "--out", str(tmp_path / "again")])
+    r = runner.invoke(
+        app,
+        ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent), "--out", str(tmp_path / "again")],
+    )
     assert r.exit_code == 1 and "K1" in r.output and "verdict" in r.output
 
 
 def test_usage_errors_are_one_line_before_work(tmp_path, reference, calls):
     base = ["--reference", str(reference.parent), "--out", str(tmp_path / "x")]
     calls.clear()  # the reference fixture measured its seeds
-    for args, words in ((["verify", "toy", *base], "not 'full' runs"),  # reference is a quick run
-                        (["verify", "nope", "--preset", "quick", *base], "no reference run"),
-                        (["verify", "all", "toy", "--preset", "quick", *base], "not both"),
-                        (["verify", "toy", "--preset", "quick", "--reference", str(tmp_path / "none")], "not a folder"),
-                        (["verify", "toy", "--preset", "quick", "--rtol", "-1", *base], "--rtol")):
+    for args, words in (
+        (["verify", "toy", *base], "not 'full' runs"),  # reference is a quick run
+        (["verify", "nope", "--preset", "quick", *base], "no reference run"),
+        (["verify", "all", "toy", "--preset", "quick", *base], "not both"),
+        (["verify", "toy", "--preset", "quick", "--reference", str(tmp_path / "none")], "not a folder"),
+        (["verify", "toy", "--preset", "quick", "--rtol", "-1", *base], "--rtol"),
+    ):
         r = runner.invoke(app, args)
         assert r.exit_code == 2, (args, r.output)
         assert words in r.output and "Traceback" not in r.output
@@ -73,14 +81,21 @@ def test_usage_errors_are_one_line_before_work(tmp_path, reference, calls):
 
 
 def test_compare_tolerances():
-    claim = {"id": "c", "kind": "claim", "verdict": "holds", "method": {"name": "m", "mean": 1.0},
-             "baselines": [{"name": "b", "mean": 0.5, "mean_advantage": 0.5}]}
+    claim = {
+        "id": "c",
+        "kind": "claim",
+        "verdict": "holds",
+        "method": {"name": "m", "mean": 1.0},
+        "baselines": [{"name": "b", "mean": 0.5, "mean_advantage": 0.5}],
+    }
     check = {**claim, "id": "k", "kind": "check"}
     ref = {"config": {}, "claims": [claim, check]}
     assert numbers_of(claim) == {"m mean": 1.0, "b mean": 0.5, "advantage over b": 0.5}
     assert compare(ref, ref) == []
-    moved = {"config": {}, "claims": [{**claim, "method": {"name": "m", "mean": 1.05}},
-                                      {**check, "method": {"name": "m", "mean": 1.05}}]}
+    moved = {
+        "config": {},
+        "claims": [{**claim, "method": {"name": "m", "mean": 1.05}}, {**check, "method": {"name": "m", "mean": 1.05}}],
+    }
     diffs = compare(ref, moved)  # 5% is inside the claims' 10% but far outside the checks' round-off
     assert [(d["id"], d["what"]) for d in diffs] == [("k", "m mean")]
     assert [d["what"] for d in compare(ref, {"config": {}, "claims": [claim]})] == ["statement"]

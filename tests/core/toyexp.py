@@ -25,8 +25,12 @@ def measure(config: ToyConfig, seed: int, progress) -> dict:
     import torch
 
     t = float(torch.randn(()).item())
-    return {"a": float(rng.normal(1.0, 0.1)), "b": float(rng.normal(0.0, 0.1)), "t": t,
-            "gap": float(config.precondition_gap + rng.normal(0, 0.01))}
+    return {
+        "a": float(rng.normal(1.0, 0.1)),
+        "b": float(rng.normal(0.0, 0.1)),
+        "t": t,
+        "gap": float(config.precondition_gap + rng.normal(0, 0.01)),
+    }
 
 
 def judge(config: ToyConfig, records: list[dict], report: Report) -> None:
@@ -34,8 +38,11 @@ def judge(config: ToyConfig, records: list[dict], report: Report) -> None:
 
     a = [r["a"] for r in records]
     b = [r["b"] for r in records]
-    report.add_claim(judge_threshold("P1", "the gap exists", ("gap", [r["gap"] for r in records]), threshold=0.2,
-                                     kind="precondition"))
+    report.add_claim(
+        judge_threshold(
+            "P1", "the gap exists", ("gap", [r["gap"] for r in records]), threshold=0.2, kind="precondition"
+        )
+    )
     report.add_claim(judge_superiority("C1", "a beats b", ("a", a), {"b": b}, requires=["P1"]))
     report.add_claim(judge_threshold("C2", "a is at least 0.5", ("a", a), threshold=0.5))
     report.add_claim(judge_threshold("K1", "a is finite", ("a", a), threshold=-1e9, kind="check"))

@@ -76,9 +76,7 @@ def test_screening_finds_a_narrow_basin_that_structured_starts_miss():
     rng = np.random.default_rng([2, 77])
     for _ in range(7):
         A = rng.standard_normal((2, 2))
-        E = Ellipsoid(
-            rng.standard_normal(2), np.linalg.cholesky(A @ A.T + 0.2 * np.eye(2)), rng.uniform(0.5, 2.0)
-        )
+        E = Ellipsoid(rng.standard_normal(2), np.linalg.cholesky(A @ A.T + 0.2 * np.eye(2)), rng.uniform(0.5, 2.0))
         t = E.center + rng.standard_normal(2)
         b = E.sample_boundary(1, rng)[0] * 0.8 + 0.2 * E.center
         h = float(rng.uniform(0.5, 1.5))

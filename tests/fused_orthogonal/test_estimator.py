@@ -120,9 +120,7 @@ def test_armul_with_too_few_clusters_merges_two_groups(linear_study):
 
 
 def test_fit_on_generated_irm_tasks_with_different_widths():
-    tasks, theta, labels = make_clustered_tasks(
-        "irm", n_tasks=4, delta=1.0, n_base=200, n_step=10, random_state=0
-    )
+    tasks, theta, labels = make_clustered_tasks("irm", n_tasks=4, delta=1.0, n_base=200, n_step=10, random_state=0)
     assert len({t.x.shape[1] for t in tasks}) == 4
     est = AdaptiveFusedOrthogonal(model="irm", c_w="auto", random_state=0).fit(tasks)
     assert np.all(np.isfinite(est.coef_)) and np.all(est.se_ > 0)

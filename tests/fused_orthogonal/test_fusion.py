@@ -66,9 +66,7 @@ def test_matches_cvxpy(seed, d):
     prob = cp.Problem(cp.Minimize(obj))
     # tight interior-point tolerances: at fused pairs the norm is non-smooth and defaults stop near 1e-5
     with warnings.catch_warnings():
-        warnings.simplefilter(
-            "ignore"
-        )  # cvxpy may flag 'inaccurate' at these tolerances; we check the values
+        warnings.simplefilter("ignore")  # cvxpy may flag 'inaccurate' at these tolerances; we check the values
         prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     assert sol.converged
     np.testing.assert_allclose(np.asarray(sol.theta).reshape(bb.shape), th.value, atol=1e-6)
@@ -125,9 +123,7 @@ def test_weights_values_and_symmetry():
 @given(gap1=st.floats(1e-3, 10.0), factor=st.floats(1.01, 10.0))
 @settings(max_examples=50, deadline=None)
 def test_unthresholded_weight_decreases_in_the_gap(gap1, factor):
-    lam = adaptive_fusion_weights(
-        np.array([0.0, gap1, -gap1 * factor]), c_w=1.0, gamma=2.0, tau=1e-30, eps_n=0
-    )
+    lam = adaptive_fusion_weights(np.array([0.0, gap1, -gap1 * factor]), c_w=1.0, gamma=2.0, tau=1e-30, eps_n=0)
     assert lam[0, 1] > lam[0, 2]
 
 

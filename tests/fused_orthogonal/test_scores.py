@@ -93,9 +93,7 @@ def test_single_task_plr_matches_doubleml():
     pa, pb = score.cross_fit(task, folds)
     coef, se = CrossFitScores((pa,), (pb,)).pooled([0])
     data = dml.DoubleMLData.from_arrays(task.x, task.y, task.d)
-    ref = dml.DoubleMLPLR(
-        data, LinearRegression(), LinearRegression(), n_folds=2, draw_sample_splitting=False
-    )
+    ref = dml.DoubleMLPLR(data, LinearRegression(), LinearRegression(), n_folds=2, draw_sample_splitting=False)
     ref.set_sample_splitting(all_smpls=[list(folds)])
     ref.fit()
     assert abs(coef - ref.coef[0]) < 1e-8

@@ -215,6 +215,7 @@ def test_projection_box_and_budget():
 @given(st.integers(0, 10_000), st.floats(0.0, 1.0))
 def test_parameter_set_is_convex(seed, t):
     g = torch.Generator().manual_seed(seed)
+
     def make():
         return FinitelyConvex(
             6,
@@ -225,6 +226,7 @@ def test_parameter_set_is_convex(seed, t):
             y_init=torch.randn(6, 2, generator=g) * 3,
             generator=g,
         )
+
     a, b = make(), make()
     assert a.is_feasible() and b.is_feasible()
     with torch.no_grad():

@@ -95,9 +95,7 @@ def test_sqrt_kernel_closed_form_menu_profit():
 def test_separate_sales_and_bundling_closed_forms():
     x = _types(2).numpy()
     assert abs(SeparateSales(0.5).fit(x).revenue(x) - 0.5) < 6 / math.sqrt(N)
-    assert abs(PureBundling(math.sqrt(2 / 3)).fit(x).revenue(x) - (2 / 3) * math.sqrt(2 / 3)) < 3 / math.sqrt(
-        N
-    )
+    assert abs(PureBundling(math.sqrt(2 / 3)).fit(x).revenue(x) - (2 / 3) * math.sqrt(2 / 3)) < 3 / math.sqrt(N)
     tuned_b, tuned_s = PureBundling().fit(x[:50_000]), SeparateSales().fit(x[:50_000])
     assert abs(tuned_b.price_ - math.sqrt(2 / 3)) < 0.03
     assert np.all(np.abs(tuned_s.prices_ - 0.5) < 0.03)
@@ -157,9 +155,7 @@ def test_training_improves_revenue_and_approaches_one_item_optimum():
     mech = MenuMechanism(layer)
     fresh = torch.rand(100_000, 1, generator=g)
     before = mech.revenue(fresh)
-    mech.fit(
-        torch.rand(8192, 1, generator=g), soft_steps=300, ste_steps=100, lr=3e-2, batch_size=1024, generator=g
-    )
+    mech.fit(torch.rand(8192, 1, generator=g), soft_steps=300, ste_steps=100, lr=3e-2, batch_size=1024, generator=g)
     after = mech.revenue(fresh)
     assert after > before and abs(after - 0.25) < 0.01
     assert mech.history_ and mech.history_[-1]["phase"] == "ste"

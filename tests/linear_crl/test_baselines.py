@@ -10,8 +10,9 @@ from icml26.linear_crl.experiment import _true_row_nodes
 def _purity(model, truth):
     nodes = _true_row_nodes(model, truth)
     K = model.n_envs_
-    return np.mean([len({int(nodes[k, model.row_assignment_[t, k]]) for k in range(K)}) == 1
-                    for t in range(model.n_latent)])
+    return np.mean(
+        [len({int(nodes[k, model.row_assignment_[t, k]]) for k in range(K)}) == 1 for t in range(model.n_latent)]
+    )
 
 
 def test_distribution_matching_needs_distinct_noise_laws():
@@ -34,8 +35,9 @@ def test_pooled_ica_surface_and_empty_graph():
 
 def test_pooled_directlingam_on_observed_latents():
     pytest.importorskip("lingam")
-    Xs, truth = make_linear_crl_data(n_latent=3, n_envs=1, n_samples=3000, noise="node", edge_prob=1.0, seed=0,
-                                     weight_range=(0.8, 1.2))
+    Xs, truth = make_linear_crl_data(
+        n_latent=3, n_envs=1, n_samples=3000, noise="node", edge_prob=1.0, seed=0, weight_range=(0.8, 1.2)
+    )
     m = PooledDirectLiNGAM(random_state=0).fit(truth.latents)
     assert shd(truth.adjacency, m.adjacency_matrix_) == 0  # one environment: LiNGAM's own model holds
     assert m.transform(truth.latents[0]).shape == (3000, 3)

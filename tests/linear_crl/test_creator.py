@@ -21,8 +21,9 @@ def _score(model, Xs, truth):
 
 
 def _oracle_fit(d, seed, noise="env", K=None):
-    Xs, truth = make_linear_crl_data(n_latent=d, n_envs=K or 2 * d, n_samples=200, noise=noise, edge_prob=0.6,
-                                     seed=seed)
+    Xs, truth = make_linear_crl_data(
+        n_latent=d, n_envs=K or 2 * d, n_samples=200, noise=noise, edge_prob=0.6, seed=seed
+    )
     m = CREATOR(d, rank_tol=1e-6, intersect_tol=1e-4).fit_unmixing(Xs, truth.oracle_unmixing())
     return m, Xs, truth
 
@@ -57,14 +58,17 @@ def test_post_ica_invariances():
     rng = np.random.default_rng(1)
     perm = rng.permutation(K)
     M = rng.normal(size=(10, 10)) + 3 * np.eye(10)
-    U2 = [(rng.uniform(0.2, 5, d) * rng.choice([-1, 1], d))[:, None] * U[k][rng.permutation(d)]
-          @ np.linalg.inv(M) for k in perm]
+    U2 = [
+        (rng.uniform(0.2, 5, d) * rng.choice([-1, 1], d))[:, None] * U[k][rng.permutation(d)] @ np.linalg.inv(M)
+        for k in perm
+    ]
     Xs2 = [Xs[k] @ M.T for k in perm]
     moved = CREATOR(d).fit_unmixing(Xs2, U2)
     np.testing.assert_array_equal(moved.adjacency_matrix_, m.adjacency_matrix_)
     Y, Y2 = np.vstack(truth.latents), np.vstack([truth.latents[k] for k in perm])
     assert loc_r2(Y2, moved.transform(np.vstack(Xs2)), truth.adjacency) == pytest.approx(
-        loc_r2(Y, m.transform(np.vstack(Xs)), truth.adjacency), abs=1e-9)
+        loc_r2(Y, m.transform(np.vstack(Xs)), truth.adjacency), abs=1e-9
+    )
 
 
 def test_recovery_on_an_easy_instance_and_the_baseline_fails_there():
@@ -102,8 +106,7 @@ def test_empty_graph_warns_and_recovers_sources():
 
 
 def test_homogeneous_weights_warn():
-    Xs, _ = make_linear_crl_data(n_latent=4, n_envs=6, n_samples=3000, heterogeneous_weights=False, min_edges=3,
-                                 seed=1)
+    Xs, _ = make_linear_crl_data(n_latent=4, n_envs=6, n_samples=3000, heterogeneous_weights=False, min_edges=3, seed=1)
     with pytest.warns(UserWarning, match="heterogeneity insufficient"):
         CREATOR(4, random_state=0).fit(Xs)
 

@@ -112,8 +112,12 @@ def test_loc_r2_invariant_within_the_sur_class(d, seed, shift):
     rng = np.random.default_rng(seed)
     Y = np.vstack(truth.latents)
     sur = surrounded_sets(truth.adjacency)
-    est = np.column_stack([rng.uniform(0.2, 5.0) * rng.choice([-1, 1]) * Y[:, i]
-                           + sum(rng.normal() * Y[:, j] for j in sur[i]) + shift for i in range(d)])
+    est = np.column_stack(
+        [
+            rng.uniform(0.2, 5.0) * rng.choice([-1, 1]) * Y[:, i] + sum(rng.normal() * Y[:, j] for j in sur[i]) + shift
+            for i in range(d)
+        ]
+    )
     perm = rng.permutation(d)
     assert loc_r2(Y, est[:, perm], truth.adjacency) == pytest.approx(1.0, abs=1e-9)
     assert mcc(Y, Y[:, perm] * rng.uniform(0.5, 2, d)) == pytest.approx(1.0, abs=1e-12)

@@ -14,8 +14,13 @@ from icml26.core import (
 from icml26.opo_cmdp import OPOCMDP, GreedyPlugIn, make_classes, run
 from icml26.opo_cmdp.experiment import QUICK, _make, _slope
 
-KINDS = {"greedy_misled": "precondition", "opo_sublinear": "claim", "opo_beats_plugin": "claim",
-         "cmab_equivalence": "check", "optimal_regret_zero": "check"}
+KINDS = {
+    "greedy_misled": "precondition",
+    "opo_sublinear": "claim",
+    "opo_beats_plugin": "claim",
+    "cmab_equivalence": "check",
+    "optimal_regret_zero": "check",
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,4 +76,5 @@ def test_mutants_move_verdicts(quick):
     assert got["greedy_misled"].verdict == "does not hold"
     assert got["opo_sublinear"].reason == "setting invalid: greedy_misled"
     assert np.mean([r["arms"]["greedy"]["final"] for r in honest]) < np.mean(
-        [r["arms"]["greedy"]["final"] for r in records])
+        [r["arms"]["greedy"]["final"] for r in records]
+    )

@@ -35,8 +35,10 @@ def _covering_data(env):
         for h in range(env.n_layers):
             for s in range(env.n_states):
                 for a in range(env.n_actions):
-                    for k, v in zip(rows, (c, h, s, a, f[i, h, s, a], -1 if h + 1 == env.n_layers else
-                                           int(np.argmax(p[i, h, s, a])))):
+                    for k, v in zip(
+                        rows,
+                        (c, h, s, a, f[i, h, s, a], -1 if h + 1 == env.n_layers else int(np.argmax(p[i, h, s, a]))),
+                    ):
                         rows[k].append(v)
     return {k: np.array(v) for k, v in rows.items()}
 
@@ -106,8 +108,10 @@ def test_late_context_replay_equals_batched_tracking(small):
     rng = np.random.default_rng(0)
     for _ in range(15):
         c = env.contexts[rng.integers(4)]  # the lazy agent never sees contexts 4..7 before the end
-        traj = [(0, 0, int(rng.integers(2)), float(rng.random() < 0.3), int(rng.integers(2))),
-                (1, int(rng.integers(2)), int(rng.integers(2)), 0.0, -1)]
+        traj = [
+            (0, 0, int(rng.integers(2)), float(rng.random() < 0.3), int(rng.integers(2))),
+            (1, int(rng.integers(2)), int(rng.integers(2)), 0.0, -1),
+        ]
         tracked.observe(c, traj)
         lazy.observe(c, traj)
     for c in env.contexts:

@@ -58,7 +58,6 @@ def test_quick_preset_writes_all_statements(quick_run):
         assert (run_dir / name).stat().st_size > 1000
 
 
-
 def test_judge_moves_when_the_method_is_broken(quick_run):
     """Mutant: give SlaClip vanilla's accuracies (no adaptation) and A2 can no longer hold; give vanilla a flat
     C0 profile and the precondition fails, so A2 becomes 'setting invalid'."""

@@ -247,9 +247,7 @@ def test_accountant_history_and_epsilon_identical_to_flat_clipping():  # claim A
         )
 
     def slaclip(engine, model, optimizer, loader):
-        return make_private_slaclip(
-            engine, model, optimizer, loader, noise_multiplier=SIGMA, max_grad_norm=1.0
-        )
+        return make_private_slaclip(engine, model, optimizer, loader, noise_multiplier=SIGMA, max_grad_norm=1.0)
 
     torch.manual_seed(3)
     e_v, _ = _train(vanilla)
@@ -265,9 +263,7 @@ def test_accountant_history_and_epsilon_identical_to_flat_clipping():  # claim A
 
 def test_make_private_slaclip_q_variant_and_errors():
     def q(engine, model, optimizer, loader):
-        return make_private_slaclip(
-            engine, model, optimizer, loader, SIGMA, 1.0, variant="slaclip-q", num_slots=3
-        )
+        return make_private_slaclip(engine, model, optimizer, loader, SIGMA, 1.0, variant="slaclip-q", num_slots=3)
 
     _, opt = _train(q, steps_epochs=1)
     assert type(opt.controller).__name__ == "SlaClipQController" and opt.num_slots == 3
@@ -298,9 +294,7 @@ def test_optimizer_bad_inputs():
     with pytest.raises(ValueError, match="max_grad_norm"):
         SlaClipDPOptimizer(sgd, noise_multiplier=1.0, max_grad_norm=-1.0, expected_batch_size=8)
     with pytest.raises(ValueError, match="expected_batch_size"):
-        SlaClipDPOptimizer(
-            sgd, noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=None, loss_reduction="sum"
-        )
+        SlaClipDPOptimizer(sgd, noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=None, loss_reduction="sum")
     with pytest.raises(ValueError, match="num_slots"):
         SlaClipDPOptimizer(sgd, noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=8, num_slots=0)
     with pytest.raises(TypeError, match="controller"):

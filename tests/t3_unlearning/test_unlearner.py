@@ -39,8 +39,10 @@ def test_fit_never_changes_the_base_model_and_trains_a_small_classifier(world):
     u = T3Unlearner(model, hidden=16, seed=1).fit(retain, forget, epochs=2)
     assert _checksum(model) == before
     assert all(p.requires_grad for p in model.parameters())  # nothing was frozen behind the user's back
-    assert u.n_trainable_params_ == sum(p.numel() for p in u.classifier_.parameters()) < 0.1 * sum(
-        p.numel() for p in model.parameters()
+    assert (
+        u.n_trainable_params_
+        == sum(p.numel() for p in u.classifier_.parameters())
+        < 0.1 * sum(p.numel() for p in model.parameters())
     )
     assert len(u.losses_) == 2 and u.fit_time_ >= 0 and u.feature_time_ >= 0
 

@@ -215,9 +215,7 @@ class DigitsTask:
         return (np.asarray(images, dtype=float) - self.pca.mean_) @ self.pca.components_.T
 
 
-def make_digits_task(
-    seed: int, n_components: int = 16, mix: float = 0.15, clf_steps: int = 300
-) -> DigitsTask:
+def make_digits_task(seed: int, n_components: int = 16, mix: float = 0.15, clf_steps: int = 300) -> DigitsTask:
     """Split digits 50/30/20 (train/cal/test, stratified), fit PCA, a logistic-regression metric and the
     good / risky class-conditional generators on the training half."""
     from sklearn.datasets import load_digits
@@ -227,16 +225,12 @@ def make_digits_task(
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, train_size=0.5, stratify=y, random_state=seed)
-    X_cal, X_te, y_cal, y_te = train_test_split(
-        X_rest, y_rest, train_size=0.6, stratify=y_rest, random_state=seed
-    )
+    X_cal, X_te, y_cal, y_te = train_test_split(X_rest, y_rest, train_size=0.6, stratify=y_rest, random_state=seed)
     pca = PCA(n_components=n_components, random_state=seed).fit(X_tr)
     Z_tr = pca.transform(X_tr)
     d = n_components
     means = np.stack([Z_tr[y_tr == c].mean(0) for c in range(10)])
-    chols = np.stack(
-        [np.linalg.cholesky(np.cov(Z_tr[y_tr == c], rowvar=False) + 1e-4 * np.eye(d)) for c in range(10)]
-    )
+    chols = np.stack([np.linalg.cholesky(np.cov(Z_tr[y_tr == c], rowvar=False) + 1e-4 * np.eye(d)) for c in range(10)])
     dist = np.linalg.norm(means[:, None] - means[None], axis=2) + np.diag(np.full(10, np.inf))
     confuse = dist.argmin(1)
 

@@ -127,9 +127,7 @@ class ConformalReliability:
         if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float, np.floating)):
             raise TypeError(f"confidence_level must be a float in (0, 1), got {confidence_level!r}")
         if not 0.0 < float(confidence_level) < 1.0:
-            raise ValueError(
-                f"confidence_level must lie in the open interval (0, 1), got {confidence_level!r}"
-            )
+            raise ValueError(f"confidence_level must lie in the open interval (0, 1), got {confidence_level!r}")
         if set_type not in SET_TYPES:
             raise ValueError(f"set_type must be one of {SET_TYPES}, got {set_type!r}")
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
@@ -185,9 +183,7 @@ class ConformalReliability:
         if self.set_type == "ball":
             return mu, np.eye(d)
         S = np.cov(Z, rowvar=False, ddof=1).reshape(d, d) if len(Z) > 1 else np.zeros((d, d))
-        Sigma = (
-            (1 - self.shrinkage) * S + self.shrinkage * (np.trace(S) / d) * np.eye(d) + self.eps * np.eye(d)
-        )
+        Sigma = (1 - self.shrinkage) * S + self.shrinkage * (np.trace(S) / d) * np.eye(d) + self.eps * np.eye(d)
         return mu, np.linalg.cholesky(Sigma)
 
     def _score_one(self, Z: np.ndarray, z_true: np.ndarray) -> float:
@@ -244,9 +240,7 @@ class ConformalReliability:
         self._rng = np.random.default_rng(self.random_state)
         n, Zy = self._pairs(X_cal, Y_cal, "X_cal", "Y_cal")
         self.latent_dim_ = Zy.shape[1]
-        self.conformity_scores_ = np.array(
-            [self._score_one(self.latent_samples(X_cal[i]), Zy[i]) for i in range(n)]
-        )
+        self.conformity_scores_ = np.array([self._score_one(self.latent_samples(X_cal[i]), Zy[i]) for i in range(n)])
         self.qhat_ = conformal_quantile(self.conformity_scores_, self.alpha)
         self.n_calibration_ = n
         return self
@@ -255,19 +249,13 @@ class ConformalReliability:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "qhat_"):
-            raise RuntimeError(
-                "call conformalize(X_cal, Y_cal) before predict_set / reliability / score / coverage"
-            )
+            raise RuntimeError("call conformalize(X_cal, Y_cal) before predict_set / reliability / score / coverage")
 
     def _samples(self, x, latent_samples) -> np.ndarray:
         if latent_samples is None:
             return self.latent_samples(x)
         Z = np.asarray(latent_samples, dtype=float)
-        if (
-            Z.ndim != 2
-            or Z.shape[1] != self.latent_dim_
-            or len(Z) < (2 if self.set_type == "ellipsoid" else 1)
-        ):
+        if Z.ndim != 2 or Z.shape[1] != self.latent_dim_ or len(Z) < (2 if self.set_type == "ellipsoid" else 1):
             raise ValueError(
                 f"latent_samples must have shape (K, {self.latent_dim_}) with K >= "
                 f"{2 if self.set_type == 'ellipsoid' else 1}, got {Z.shape}"
@@ -283,9 +271,7 @@ class ConformalReliability:
         self._check_fitted()
         return self._set_from(self._samples(x, latent_samples), self.qhat_)
 
-    def reliability(
-        self, x, return_argmin: bool = False, latent_samples=None
-    ) -> float | tuple[float, np.ndarray]:
+    def reliability(self, x, return_argmin: bool = False, latent_samples=None) -> float | tuple[float, np.ndarray]:
         """``R_alpha(x) = min_{z in C_alpha(x)} m(x, z)`` by multi-start PGD (the samples are extra starts).
 
         With ``return_argmin=True`` also returns the latent minimiser (decode it to see the worst output).

@@ -177,9 +177,7 @@ class UnionOfBalls:
     def __init__(self, centers, radius: float) -> None:
         Z = np.asarray(centers, dtype=float)
         if Z.ndim != 2 or Z.shape[0] < 1 or Z.shape[1] < 1 or not np.all(np.isfinite(Z)):
-            raise ValueError(
-                f"centers must be a finite array of shape (K, d) with K, d >= 1, got {np.shape(centers)}"
-            )
+            raise ValueError(f"centers must be a finite array of shape (K, d) with K, d >= 1, got {np.shape(centers)}")
         self.centers = Z
         self.radius = _check_radius(radius)
 

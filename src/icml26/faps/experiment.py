@@ -155,8 +155,9 @@ def _trainer(cfg: Config, arm: str, seed: int, total_steps: int) -> FaPSTrainer:
     )  # fmt: skip
 
 
-def _interleaved_medians(trainers: dict, x: torch.Tensor, y: torch.Tensor, batch: int, rounds: int,
-                         seed: int) -> dict[str, float]:
+def _interleaved_medians(
+    trainers: dict, x: torch.Tensor, y: torch.Tensor, batch: int, rounds: int, seed: int
+) -> dict[str, float]:
     """Median seconds per ``train_step`` of each trainer, taking single steps round-robin (the order reversed every
     other round) so all arms feel the same machine load; the first 2 rounds are warm-up."""
     names = list(trainers)
@@ -569,8 +570,13 @@ def _set_tuning(cfg: Config, rep: Report) -> None:
     b = cfg.budget_steps
     rep.set_tuning("full training", configs=5, steps=b, note="denoiser lr grid {1,2,3,5,8}e-3 on seed 100; the "
                    "chosen lr is shared by every arm")  # fmt: skip
-    rep.set_tuning("FaPS", configs=10, steps=b, note="10 gate variants (reward, entropy, temperature, selection, "
-                   "importance weighting, policy lr) on seeds 100-101, equal wall-clock each; shared denoiser lr")
+    rep.set_tuning(
+        "FaPS",
+        configs=10,
+        steps=b,
+        note="10 gate variants (reward, entropy, temperature, selection, "
+        "importance weighting, policy lr) on seeds 100-101, equal wall-clock each; shared denoiser lr",
+    )
     rep.set_tuning("random drop", configs=1, steps=b, note="no free parameter beyond the shared keep ratio and lr")
     rep.set_tuning("high-freq gate", configs=1, steps=b, note="fixed rule, no t_switch; shared keep ratio and lr")
     rep.set_tuning("full + Min-SNR-5", configs=1, steps=b, note="gamma = 5 (the paper's), shared lr")

@@ -28,9 +28,7 @@ class PersonalizedDML(MultitaskDMLBase):
     No pooling: the baseline every multitask method must beat.
     """
 
-    def __init__(
-        self, model: str = "plr", ml_l=None, ml_m=None, n_folds: int = 2, random_state: int | None = None
-    ):
+    def __init__(self, model: str = "plr", ml_l=None, ml_m=None, n_folds: int = 2, random_state: int | None = None):
         self.model = model
         self.ml_l = ml_l
         self.ml_m = ml_m

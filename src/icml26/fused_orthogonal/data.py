@@ -54,8 +54,7 @@ class TaskData:
         x = _as_finite(self.x, "x", 2)
         if not (len(y) == len(d) == len(x)):
             raise ValueError(
-                f"y, d and x must have the same number of rows, got len(y)={len(y)}, len(d)={len(d)}, "
-                f"len(x)={len(x)}"
+                f"y, d and x must have the same number of rows, got len(y)={len(y)}, len(d)={len(d)}, len(x)={len(x)}"
             )
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "d", d)
@@ -107,14 +106,10 @@ def make_clustered_tasks(
     if not (np.isfinite(delta) and delta > 0):
         raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
     if n_base + n_step < 2 or n_step < 0:
-        raise ValueError(
-            f"n_base + n_step*j must be >= 2 for every task and n_step >= 0, got {n_base}, {n_step}"
-        )
+        raise ValueError(f"n_base + n_step*j must be >= 2 for every task and n_step >= 0, got {n_base}, {n_step}")
     if model == "irm" and p_base + 1 < 5:
         raise ValueError(f"the 'irm' design uses X_1..X_5, so p_base must be >= 4, got {p_base}")
-    rng = (
-        random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-    )
+    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     beta = cluster_centres(n_clusters, delta)
     labels = rng.integers(0, n_clusters, size=n_tasks)
     theta = beta[labels]

@@ -97,15 +97,11 @@ class MultitaskDMLBase(BaseEstimator):
         self.labels_ = labels
         self.n_clusters_ = int(k)
         self.coef_ = np.asarray(coef, dtype=float).copy()
-        self.cluster_coef_ = np.array(
-            [np.average(coef[labels == c], weights=weights[labels == c]) for c in range(k)]
-        )
+        self.cluster_coef_ = np.array([np.average(coef[labels == c], weights=weights[labels == c]) for c in range(k)])
         self.cluster_se_ = np.array(
             [scores.se_at(np.flatnonzero(labels == c), self.cluster_coef_[c]) for c in range(k)]
         )
-        self.se_ = np.array(
-            [scores.se_at(np.flatnonzero(labels == labels[j]), coef[j]) for j in range(len(coef))]
-        )
+        self.se_ = np.array([scores.se_at(np.flatnonzero(labels == labels[j]), coef[j]) for j in range(len(coef))])
 
     # -- inference -----------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
@@ -126,21 +122,15 @@ class MultitaskDMLBase(BaseEstimator):
         if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
             raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
         z = norm.ppf(1.0 - alpha / 2.0)
-        return np.column_stack(
-            [self.cluster_coef_ - z * self.cluster_se_, self.cluster_coef_ + z * self.cluster_se_]
-        )
+        return np.column_stack([self.cluster_coef_ - z * self.cluster_se_, self.cluster_coef_ + z * self.cluster_se_])
 
     def summary(self, alpha: float = 0.05) -> str:
         """A per-cluster table (like DoubleML's ``summary``): coef, std err, z, P>|z|, CI and member tasks."""
         ci = self.cluster_confint(alpha)
         lo, hi = f"{alpha / 2:.1%}", f"{1 - alpha / 2:.1%}"
-        head = (
-            f"{'cluster':>7} {'n_tasks':>7} {'coef':>9} {'std err':>9} {'z':>8} {'P>|z|':>8} {lo:>9} {hi:>9}"
-            "  tasks"
-        )
+        head = f"{'cluster':>7} {'n_tasks':>7} {'coef':>9} {'std err':>9} {'z':>8} {'P>|z|':>8} {lo:>9} {hi:>9}  tasks"
         lines = [
-            f"{type(self).__name__} (model={self.model!r}, {self.n_tasks_} tasks, "
-            f"{self.n_clusters_} clusters)",
+            f"{type(self).__name__} (model={self.model!r}, {self.n_tasks_} tasks, {self.n_clusters_} clusters)",
             head,
         ]
         for c in range(self.n_clusters_):
@@ -245,9 +235,7 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
             return scores.b
         p = np.asarray(self.pilot, dtype=float)
         if p.shape != (scores.n_tasks,) or not np.all(np.isfinite(p)):
-            raise ValueError(
-                f"pilot must be 'dml' or a finite array of shape ({scores.n_tasks},), got shape {p.shape}"
-            )
+            raise ValueError(f"pilot must be 'dml' or a finite array of shape ({scores.n_tasks},), got shape {p.shape}")
         return p
 
     def fusion_problem(self, scores: CrossFitScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

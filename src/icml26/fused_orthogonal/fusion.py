@@ -225,6 +225,4 @@ def fusion_path(A, b, weights, scales, **admm_kwargs) -> np.ndarray:
 
     With adaptive ``weights`` this traces how the task estimates merge into clusters as the penalty grows.
     """
-    return np.stack(
-        [fused_pairwise_admm(A, b, float(s) * np.asarray(weights), **admm_kwargs).theta for s in scales]
-    )
+    return np.stack([fused_pairwise_admm(A, b, float(s) * np.asarray(weights), **admm_kwargs).theta for s in scales])

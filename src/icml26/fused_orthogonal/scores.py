@@ -77,9 +77,7 @@ class _Score:
         raise NotImplementedError
 
     @staticmethod
-    def elements(
-        y: np.ndarray, d: np.ndarray, nuisance: dict[str, np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def elements(y: np.ndarray, d: np.ndarray, nuisance: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
     def cross_fit(
@@ -109,9 +107,7 @@ class PLRScore(_Score):
         self.ml_m = default_regressor() if ml_m is None else ml_m
         for nm, est in (("ml_l", self.ml_l), ("ml_m", self.ml_m)):
             if not (hasattr(est, "fit") and hasattr(est, "predict")):
-                raise TypeError(
-                    f"{nm} must be an sklearn regressor with fit/predict, got {type(est).__name__}"
-                )
+                raise TypeError(f"{nm} must be an sklearn regressor with fit/predict, got {type(est).__name__}")
 
     def fit_predict(self, task, train, test):
         x_tr, x_te = task.x[train], task.x[test]
@@ -140,13 +136,10 @@ class IRMScore(_Score):
         self.ml_l = default_regressor() if ml_l is None else ml_l
         self.ml_m = default_classifier() if ml_m is None else ml_m
         if not (hasattr(self.ml_l, "fit") and hasattr(self.ml_l, "predict")):
-            raise TypeError(
-                f"ml_l must be an sklearn regressor with fit/predict, got {type(self.ml_l).__name__}"
-            )
+            raise TypeError(f"ml_l must be an sklearn regressor with fit/predict, got {type(self.ml_l).__name__}")
         if not hasattr(self.ml_m, "predict_proba"):
             raise TypeError(
-                "ml_m must be an sklearn classifier with predict_proba for model='irm', got "
-                f"{type(self.ml_m).__name__}"
+                f"ml_m must be an sklearn classifier with predict_proba for model='irm', got {type(self.ml_m).__name__}"
             )
         if is_regressor(self.ml_m) and not is_classifier(self.ml_m):
             raise TypeError("ml_m must be a classifier for model='irm'")
@@ -267,9 +260,7 @@ def cross_fit_scores(
     for j, t in enumerate(tasks):
         score._check_task(t, j)
         if t.n < n_folds:
-            raise ValueError(
-                f"tasks[{j}] has {t.n} samples, fewer than n_folds={n_folds}; need n_j >= n_folds"
-            )
+            raise ValueError(f"tasks[{j}] has {t.n} samples, fewer than n_folds={n_folds}; need n_j >= n_folds")
     seeds = np.random.SeedSequence(random_state).generate_state(len(tasks))
     psi_a, psi_b = [], []
     for j, t in enumerate(tasks):
@@ -277,9 +268,7 @@ def cross_fit_scores(
         if not (np.all(np.isfinite(pa)) and np.all(np.isfinite(pb))):
             raise ValueError(f"the nuisance learners produced non-finite scores on tasks[{j}]")
         if np.sum(pa) == 0:
-            raise ValueError(
-                f"tasks[{j}] has a zero score Jacobian (sum psi_a = 0): the target is not identified"
-            )
+            raise ValueError(f"tasks[{j}] has a zero score Jacobian (sum psi_a = 0): the target is not identified")
         psi_a.append(pa)
         psi_b.append(pb)
     return CrossFitScores(tuple(psi_a), tuple(psi_b), model=score.name)

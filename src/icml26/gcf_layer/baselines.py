@@ -25,9 +25,7 @@ class RochetNet(nn.Module):
     ``[0, 1]`` (allocations parameterised by a sigmoid instead of projected).
     """
 
-    def __init__(
-        self, n_items: int, dim: int, temp: float = 1000.0, generator: torch.Generator | None = None
-    ) -> None:
+    def __init__(self, n_items: int, dim: int, temp: float = 1000.0, generator: torch.Generator | None = None) -> None:
         super().__init__()
         if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items < 1:
             raise ValueError(f"n_items must be an integer >= 1, got {n_items!r}")

@@ -74,6 +74,5 @@ def lp_cost(p: float) -> LpCost:
 
 
 def neg_lp_cost(p: float) -> _NegLp:
-    """The surplus kernel ``k(x, y) = -sum_i |x_i - y_i|^p / p``: k-convex = negated c-concave.
-    """
+    """The surplus kernel ``k(x, y) = -sum_i |x_i - y_i|^p / p``: k-convex = negated c-concave."""
     return _NegLp(p)

@@ -48,8 +48,7 @@ def _check_kernel(kernel: Kernel, dim_x: int, dim_y: int, dtype: torch.dtype) ->
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (3, 4):
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
         raise TypeError(
-            f"kernel must return a tensor of shape (B, n) = (3, 4) for inputs (3, {dim_x}), (4, {dim_y}); "
-            f"got {shape}"
+            f"kernel must return a tensor of shape (B, n) = (3, 4) for inputs (3, {dim_x}), (4, {dim_y}); got {shape}"
         )
 
 
@@ -120,11 +119,7 @@ class FinitelyConvex(nn.Module):
             raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
         if smoothing not in _SMOOTHINGS:
             raise ValueError(f"smoothing must be one of {_SMOOTHINGS}, got {smoothing!r}")
-        if (
-            isinstance(temp, bool)
-            or not isinstance(temp, (int, float))
-            or not (math.isfinite(temp) and temp > 0)
-        ):
+        if isinstance(temp, bool) or not isinstance(temp, (int, float)) or not (math.isfinite(temp) and temp > 0):
             raise ValueError(f"temp must be a finite number > 0, got {temp!r}")
         if y_bounds is not None:
             if len(y_bounds) != 2 or not all(math.isfinite(float(v)) for v in y_bounds):
@@ -168,16 +163,11 @@ class FinitelyConvex(nn.Module):
         y_init = torch.as_tensor(y_init, dtype=dtype)
         if tuple(y_init.shape) != (n_candidates, dim_y) or not torch.isfinite(y_init).all():
             raise ValueError(
-                f"y_init must be a finite tensor of shape ({n_candidates}, {dim_y}), got "
-                f"{tuple(y_init.shape)}"
+                f"y_init must be a finite tensor of shape ({n_candidates}, {dim_y}), got {tuple(y_init.shape)}"
             )
-        b_init = (
-            torch.zeros(n_candidates, dtype=dtype) if b_init is None else torch.as_tensor(b_init, dtype=dtype)
-        )
+        b_init = torch.zeros(n_candidates, dtype=dtype) if b_init is None else torch.as_tensor(b_init, dtype=dtype)
         if tuple(b_init.shape) != (n_candidates,) or not torch.isfinite(b_init).all():
-            raise ValueError(
-                f"b_init must be a finite tensor of shape ({n_candidates},), got {tuple(b_init.shape)}"
-            )
+            raise ValueError(f"b_init must be a finite tensor of shape ({n_candidates},), got {tuple(b_init.shape)}")
         self.y = nn.Parameter(y_init.clone())
         self.b = nn.Parameter(b_init.clone())
         if y_bounds is not None or y_budget is not None:
@@ -194,9 +184,7 @@ class FinitelyConvex(nn.Module):
 
     def _check_x(self, x: torch.Tensor, name: str = "x") -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
-            raise TypeError(
-                f"{name} must be a torch.Tensor of shape (B, {self.dim_x}), got {type(x).__name__}"
-            )
+            raise TypeError(f"{name} must be a torch.Tensor of shape (B, {self.dim_x}), got {type(x).__name__}")
         if x.ndim != 2 or x.shape[1] != self.dim_x:
             raise ValueError(f"{name} must have shape (B, {self.dim_x}), got {tuple(x.shape)}")
         if x.dtype != self.y.dtype:
@@ -231,9 +219,7 @@ class FinitelyConvex(nn.Module):
             idx = sd.argmax(dim=1)
         else:
             best = sd.max(dim=1, keepdim=True).values
-            idx = torch.where(sd >= best, b.detach().expand_as(sd), torch.full_like(sd, -math.inf)).argmax(
-                dim=1
-            )
+            idx = torch.where(sd >= best, b.detach().expand_as(sd), torch.full_like(sd, -math.inf)).argmax(dim=1)
             w = torch.nn.functional.one_hot(idx, s.shape[1]).to(s.dtype)
             hard = Selection(sign * s.gather(1, idx[:, None]).squeeze(1), Y[idx], b[idx], w, idx)
             if selection == "hard":

@@ -47,9 +47,7 @@ class MenuMechanism:
         the objective and :meth:`revenue` are then profit = price - cost.
     """
 
-    def __init__(
-        self, layer: FinitelyConvex, cost_fn: Callable[[torch.Tensor], torch.Tensor] | None = None
-    ) -> None:
+    def __init__(self, layer: FinitelyConvex, cost_fn: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         if not isinstance(layer, FinitelyConvex):
             raise TypeError(f"layer must be a FinitelyConvex, got {type(layer).__name__}")
         if layer.mode != "convex":
@@ -57,9 +55,7 @@ class MenuMechanism:
         if not layer.default_option:
             raise ValueError("layer.default_option must be True: the outside option (0, 0) makes the menu IR")
         if cost_fn is not None and not callable(cost_fn):
-            raise TypeError(
-                f"cost_fn must be callable allocations -> (B,) costs, got {type(cost_fn).__name__}"
-            )
+            raise TypeError(f"cost_fn must be callable allocations -> (B,) costs, got {type(cost_fn).__name__}")
         self.layer = layer
         self.cost_fn = cost_fn
         self.history_: list[dict] = []
@@ -132,9 +128,7 @@ class MenuMechanism:
         return self
 
     @torch.no_grad()
-    def outcomes(
-        self, types: torch.Tensor, hard: bool = True
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def outcomes(self, types: torch.Tensor, hard: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(allocations (S, dim_y), payments (S,), utilities (S,))`` of each type under the menu."""
         types = check_types(types, self.layer.dim_x, self.layer.y.dtype)
         sel = self.layer.select(types, "hard" if hard else "soft")

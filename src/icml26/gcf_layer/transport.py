@@ -42,9 +42,7 @@ def l2_uvp(T_hat, T_star, Y) -> float:
     T_star = as_points(T_star, "T_star", T_hat.shape[1])
     Y = as_points(Y, "Y", T_hat.shape[1])
     if T_hat.shape[0] != T_star.shape[0]:
-        raise ValueError(
-            f"T_hat and T_star must map the same points, got {T_hat.shape[0]} and {T_star.shape[0]} rows"
-        )
+        raise ValueError(f"T_hat and T_star must map the same points, got {T_hat.shape[0]} and {T_star.shape[0]} rows")
     if Y.shape[0] < 2:
         raise ValueError(f"Y must hold at least 2 target samples to estimate Var(nu), got {Y.shape[0]}")
     var = float(Y.var(axis=0, ddof=1).sum())
@@ -174,8 +172,6 @@ class GeneralCostOT:
                 return self.potential_.select(Xt, "hard").choice.numpy().astype(float)
         inv = getattr(self.cost, "inverse_grad_h", None)
         if inv is None:
-            raise ValueError(
-                "selection='soft' needs a cost with inverse_grad_h (a translation-invariant h(x - y))"
-            )
+            raise ValueError("selection='soft' needs a cost with inverse_grad_h (a translation-invariant h(x - y))")
         grad_u = self.potential_.gradient(Xt, "soft")
         return (Xt - inv(grad_u)).detach().numpy().astype(float)

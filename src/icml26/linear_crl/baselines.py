@@ -65,8 +65,16 @@ class LiNGCReLLike(_EnvironmentCRL):
     """LiNGCReL-style estimator: match ICA components across environments by their distributions, then order,
     prune and disentangle as :class:`~icml26.linear_crl.CREATOR` (same parameters and attributes)."""
 
-    def __init__(self, n_latent: int, rank_tol: float = 0.15, intersect_tol: float = 0.2, ica_restarts: int = 1,
-                 max_iter: int = 1000, tol: float = 1e-4, random_state=None) -> None:
+    def __init__(
+        self,
+        n_latent: int,
+        rank_tol: float = 0.15,
+        intersect_tol: float = 0.2,
+        ica_restarts: int = 1,
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        random_state=None,
+    ) -> None:
         self.n_latent = n_latent
         self.rank_tol = rank_tol
         self.intersect_tol = intersect_tol
@@ -104,8 +112,9 @@ class PooledICA(LinearCRLBase):
 
     _min_envs_is_d = False
 
-    def __init__(self, n_latent: int, ica_restarts: int = 1, max_iter: int = 1000, tol: float = 1e-4,
-                 random_state=None) -> None:
+    def __init__(
+        self, n_latent: int, ica_restarts: int = 1, max_iter: int = 1000, tol: float = 1e-4, random_state=None
+    ) -> None:
         self.n_latent = n_latent
         self.ica_restarts = ica_restarts
         self.max_iter = max_iter
@@ -125,8 +134,14 @@ class PooledICA(LinearCRLBase):
         d = int(self.n_latent)
         best, warned = None, 0
         for seed in _seeds(self.random_state, self.ica_restarts):
-            ica = FastICA(n_components=d, whiten="unit-variance", fun="logcosh", max_iter=self.max_iter,
-                          tol=self.tol, random_state=seed)
+            ica = FastICA(
+                n_components=d,
+                whiten="unit-variance",
+                fun="logcosh",
+                max_iter=self.max_iter,
+                tol=self.tol,
+                random_state=seed,
+            )
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always", ConvergenceWarning)
                 S = ica.fit_transform(Z)

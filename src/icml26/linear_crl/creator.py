@@ -71,8 +71,7 @@ def check_environments(Xs, n_latent: int, min_envs: int | None = None) -> list[n
     ``n_latent``, or when there are fewer than ``min_envs`` environments (the identifiability condition).
     """
     if isinstance(Xs, np.ndarray) or not isinstance(Xs, Sequence) or isinstance(Xs, (str, bytes)):
-        raise TypeError("Xs must be a list of per-environment arrays of shape (n_k, p), "
-                        f"got {type(Xs).__name__}")
+        raise TypeError(f"Xs must be a list of per-environment arrays of shape (n_k, p), got {type(Xs).__name__}")
     if len(Xs) == 0:
         raise ValueError("Xs must hold at least one environment")
     out = []
@@ -86,17 +85,20 @@ def check_environments(Xs, n_latent: int, min_envs: int | None = None) -> list[n
         if not np.all(np.isfinite(a)):
             raise ValueError(f"Xs[{k}] contains NaN or infinite values")
         if out and a.shape[1] != out[0].shape[1]:
-            raise ValueError(f"Xs[{k}] has {a.shape[1]} features but Xs[0] has {out[0].shape[1]}: every "
-                             "environment must observe the same features")
+            raise ValueError(
+                f"Xs[{k}] has {a.shape[1]} features but Xs[0] has {out[0].shape[1]}: every "
+                "environment must observe the same features"
+            )
         if a.shape[0] <= n_latent:
-            raise ValueError(f"Xs[{k}] has {a.shape[0]} samples; each environment needs more than "
-                             f"n_latent={n_latent}")
+            raise ValueError(f"Xs[{k}] has {a.shape[0]} samples; each environment needs more than n_latent={n_latent}")
         out.append(a)
     if out[0].shape[1] < n_latent:
         raise ValueError(f"n_latent={n_latent} exceeds the number of features p={out[0].shape[1]} (need p >= d)")
     if min_envs is not None and len(out) < min_envs:
-        raise ValueError(f"Xs holds K={len(out)} environments but the identifiability condition K >= d needs at "
-                         f"least n_latent={min_envs} environments")
+        raise ValueError(
+            f"Xs holds K={len(out)} environments but the identifiability condition K >= d needs at "
+            f"least n_latent={min_envs} environments"
+        )
     return out
 
 
@@ -114,8 +116,14 @@ def _seeds(random_state, n: int) -> list[int]:
     return [int(c.generate_state(1)[0] % (2**31 - 1)) for c in ss.spawn(n)]
 
 
-def per_env_ica(Xs: Sequence[np.ndarray], n_components: int, restarts: int = 1, max_iter: int = 1000,
-                tol: float = 1e-4, random_state=None) -> tuple[list[np.ndarray], dict]:
+def per_env_ica(
+    Xs: Sequence[np.ndarray],
+    n_components: int,
+    restarts: int = 1,
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    random_state=None,
+) -> tuple[list[np.ndarray], dict]:
     """FastICA (``whiten="unit-variance"``, logcosh) in each environment.
 
     Returns the unmixing matrices ``U_k`` (``n_components x p``, ``s = U_k (x - mean_k)``) and diagnostics
@@ -127,8 +135,14 @@ def per_env_ica(Xs: Sequence[np.ndarray], n_components: int, restarts: int = 1, 
     for k, X in enumerate(Xs):
         best = None
         for r in range(restarts):
-            ica = FastICA(n_components=n_components, whiten="unit-variance", fun="logcosh", max_iter=max_iter,
-                          tol=tol, random_state=seeds[k * restarts + r])
+            ica = FastICA(
+                n_components=n_components,
+                whiten="unit-variance",
+                fun="logcosh",
+                max_iter=max_iter,
+                tol=tol,
+                random_state=seeds[k * restarts + r],
+            )
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always", ConvergenceWarning)
                 S = ica.fit_transform(X)
@@ -172,8 +186,10 @@ class LinearCRLBase(TransformerMixin, BaseEstimator):
         lam, vec = np.linalg.eigh(cov)
         lam, vec = lam[::-1], vec[:, ::-1]
         if not lam[d - 1] > 1e-10 * max(lam[0], 1e-300):
-            raise ValueError(f"n_latent={d} exceeds the numerical rank of the pooled data covariance "
-                             f"(eigenvalues {np.round(lam[: d + 1], 6).tolist()})")
+            raise ValueError(
+                f"n_latent={d} exceeds the numerical rank of the pooled data covariance "
+                f"(eigenvalues {np.round(lam[: d + 1], 6).tolist()})"
+            )
         self.mean_ = np.vstack(Xs).mean(axis=0)
         self.env_means_ = np.array(means)
         self.whitening_ = (vec[:, :d] / np.sqrt(lam[:d])).T  # (d, p)
@@ -224,8 +240,7 @@ class _EnvironmentCRL(LinearCRLBase):
         """Fit on ``Xs``: a list of ``K >= n_latent`` arrays ``(n_k, p)``, one per environment."""
         Xs = self._validate(Xs)
         Xw = self._whiten(Xs)
-        U, info = per_env_ica(Xw, int(self.n_latent), self.ica_restarts, self.max_iter, self.tol,
-                              self.random_state)
+        U, info = per_env_ica(Xw, int(self.n_latent), self.ica_restarts, self.max_iter, self.tol, self.random_state)
         self.ica_ = info
         return self._fit_rows([unit_rows(u) for u in U], Xw)
 
@@ -336,8 +351,17 @@ class CREATOR(_EnvironmentCRL):
     ((3, 3), (1000, 3))
     """
 
-    def __init__(self, n_latent: int, rank_tol: float = 0.15, intersect_tol: float = 0.2, ica_restarts: int = 1,
-                 max_iter: int = 1000, tol: float = 1e-4, collinear_tol: float = 0.05, random_state=None) -> None:
+    def __init__(
+        self,
+        n_latent: int,
+        rank_tol: float = 0.15,
+        intersect_tol: float = 0.2,
+        ica_restarts: int = 1,
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        collinear_tol: float = 0.05,
+        random_state=None,
+    ) -> None:
         self.n_latent = n_latent
         self.rank_tol = rank_tol
         self.intersect_tol = intersect_tol
@@ -373,10 +397,13 @@ class CREATOR(_EnvironmentCRL):
                 all_scores.append(env_scores)
             sc, a, pick, M = best
             if t == 0 and d > 1 and max(all_scores[0]) < self.collinear_tol:
-                warnings.warn("every latent's ICA rows are collinear across environments at the first step: the "
-                              "latent graph is empty, or the environments do not change the edge weights and the "
-                              "causal order is not identifiable (heterogeneity insufficient)", UserWarning,
-                              stacklevel=4)
+                warnings.warn(
+                    "every latent's ICA rows are collinear across environments at the first step: the "
+                    "latent graph is empty, or the environments do not change the edge weights and the "
+                    "causal order is not identifiable (heterogeneity insufficient)",
+                    UserWarning,
+                    stacklevel=4,
+                )
             anchor_scores = sorted(all_scores[a])
             scores.append(sc)
             runner.append(anchor_scores[1] if len(anchor_scores) > 1 else np.nan)

@@ -27,7 +27,14 @@ __all__ = ["FAMILIES", "LinearCRLData", "make_linear_crl_data", "sample_noise"]
 
 #: Standardised (mean 0, variance 1) non-Gaussian noise families.
 FAMILIES: tuple[str, ...] = (
-    "laplace", "uniform", "exponential", "student_t5", "gumbel", "lognormal", "arcsine", "bimodal",
+    "laplace",
+    "uniform",
+    "exponential",
+    "student_t5",
+    "gumbel",
+    "lognormal",
+    "arcsine",
+    "bimodal",
 )
 
 
@@ -102,10 +109,19 @@ def _check_range(name: str, value, positive: bool = True) -> tuple[float, float]
     return lo, hi
 
 
-def make_linear_crl_data(n_latent: int = 5, n_obs: int = 10, n_envs: int = 10, n_samples: int = 1000,
-                         noise: str = "env", edge_prob: float = 0.5, weight_range=(0.5, 1.5),
-                         scale_range=(0.5, 2.0), min_edges: int = 0, heterogeneous_weights: bool = True,
-                         seed: int | np.random.Generator | None = None) -> tuple[list[np.ndarray], LinearCRLData]:
+def make_linear_crl_data(
+    n_latent: int = 5,
+    n_obs: int = 10,
+    n_envs: int = 10,
+    n_samples: int = 1000,
+    noise: str = "env",
+    edge_prob: float = 0.5,
+    weight_range=(0.5, 1.5),
+    scale_range=(0.5, 2.0),
+    min_edges: int = 0,
+    heterogeneous_weights: bool = True,
+    seed: int | np.random.Generator | None = None,
+) -> tuple[list[np.ndarray], LinearCRLData]:
     """Draw ``Xs`` (``n_envs`` arrays of shape ``(n_samples, n_obs)``) and the :class:`LinearCRLData` truth.
 
     The DAG has each edge of a hidden random order with probability ``edge_prob``, redrawn until it has at least
@@ -119,8 +135,9 @@ def make_linear_crl_data(n_latent: int = 5, n_obs: int = 10, n_envs: int = 10, n
     K = _check_int("n_envs", n_envs, 1)
     n = _check_int("n_samples", n_samples, 2)
     if noise not in ("env", "node"):
-        raise ValueError(f"noise must be 'env' (one family per environment) or 'node' (one family per "
-                         f"component), got {noise!r}")
+        raise ValueError(
+            f"noise must be 'env' (one family per environment) or 'node' (one family per component), got {noise!r}"
+        )
     if noise == "node" and d > len(FAMILIES):
         raise ValueError(f"noise='node' needs n_latent <= {len(FAMILIES)} distinct families, got n_latent={d}")
     if not (isinstance(edge_prob, (int, float)) and 0.0 <= edge_prob <= 1.0):
@@ -129,8 +146,10 @@ def make_linear_crl_data(n_latent: int = 5, n_obs: int = 10, n_envs: int = 10, n
     s_lo, s_hi = _check_range("scale_range", scale_range)
     m = _check_int("min_edges", min_edges, 0)
     if m > d * (d - 1) // 2 or (m > 0 and edge_prob == 0):
-        raise ValueError(f"min_edges must be <= d (d - 1) / 2 = {d * (d - 1) // 2} (and edge_prob > 0 if min_edges "
-                         f"> 0), got min_edges={min_edges!r} with edge_prob={edge_prob!r}")
+        raise ValueError(
+            f"min_edges must be <= d (d - 1) / 2 = {d * (d - 1) // 2} (and edge_prob > 0 if min_edges "
+            f"> 0), got min_edges={min_edges!r} with edge_prob={edge_prob!r}"
+        )
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     perm = rng.permutation(d)  # hidden causal order: perm[a] precedes perm[b] for a < b
@@ -164,6 +183,7 @@ def make_linear_crl_data(n_latent: int = 5, n_obs: int = 10, n_envs: int = 10, n
         Ws.append(Bk)
         Ss.append(s)
         fams.append(f)
-    truth = LinearCRLData(adjacency=A, weights=np.array(Ws), scales=np.array(Ss), mixing=H, latents=Ys,
-                          noises=Zs, families=fams)
+    truth = LinearCRLData(
+        adjacency=A, weights=np.array(Ws), scales=np.array(Ss), mixing=H, latents=Ys, noises=Zs, families=fams
+    )
     return Xs, truth

@@ -45,7 +45,7 @@ def surrounded_sets(B) -> list[tuple[int, ...]]:
     causal representation learning: the latent ``y_i`` is identified only up to ``c_i y_i + sum_{j in sur(i)}
     a_ij y_j`` (the ``~sur`` equivalence).  A node without children has ``sur(i) = pa(i)``.
     """
-    a = (np.abs(np.asarray(B, dtype=float)) > 0)
+    a = np.abs(np.asarray(B, dtype=float)) > 0
     d = a.shape[0]
     out = []
     for i in range(d):
@@ -74,7 +74,7 @@ def topological_order(B) -> list[int] | None:
 
 def is_linear_extension(order: Sequence[int], B) -> bool:
     """Whether ``order`` (a permutation of the nodes) puts every parent before its children in ``B``."""
-    a = (np.abs(np.asarray(B, dtype=float)) > 0)
+    a = np.abs(np.asarray(B, dtype=float)) > 0
     order = [int(o) for o in order]
     if sorted(order) != list(range(a.shape[0])):
         return False

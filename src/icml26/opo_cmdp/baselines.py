@@ -31,8 +31,17 @@ class EpsilonGreedyPlugIn(GreedyPlugIn):
     """Greedy plug-in mixed with the uniform policy: ``(1 - eps_t) pi_greedy + eps_t / |A|`` with
     ``eps_t = min(1, eps_scale * t^{-power})`` (``t`` the episode being played)."""
 
-    def __init__(self, F: FiniteFunctionClass, P: FiniteDynamicsClass | None, n_layers: int, n_states: int,
-                 n_actions: int, eps_scale: float = 1.0, power: float = 1 / 3, epoch_schedule: str = "doubling"):
+    def __init__(
+        self,
+        F: FiniteFunctionClass,
+        P: FiniteDynamicsClass | None,
+        n_layers: int,
+        n_states: int,
+        n_actions: int,
+        eps_scale: float = 1.0,
+        power: float = 1 / 3,
+        epoch_schedule: str = "doubling",
+    ):
         super().__init__(F, P, n_layers, n_states, n_actions, epoch_schedule)
         if not eps_scale >= 0:
             raise ValueError(f"eps_scale must be >= 0, got {eps_scale}")

@@ -22,15 +22,17 @@ LOG_FLOOR = 1e-12  # probabilities are floored here inside the log loss (a zero-
 class _FiniteClass:
     kind = "function"
 
-    def __init__(self, params: Sequence[Any], fn: Callable[[Any, np.ndarray], np.ndarray],
-                 context_dim: int | None = None) -> None:
+    def __init__(
+        self, params: Sequence[Any], fn: Callable[[Any, np.ndarray], np.ndarray], context_dim: int | None = None
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"fn must be callable (param, contexts) -> predictions, got {type(fn).__name__}")
         params = list(params)
         if not params:
             raise ValueError("params must hold at least one candidate")
-        if context_dim is not None and (isinstance(context_dim, bool) or not isinstance(context_dim, int)
-                                        or context_dim < 1):
+        if context_dim is not None and (
+            isinstance(context_dim, bool) or not isinstance(context_dim, int) or context_dim < 1
+        ):
             raise ValueError(f"context_dim must be a positive integer or None, got {context_dim!r}")
         self.params, self.fn, self.context_dim = params, fn, context_dim
 
@@ -52,8 +54,9 @@ class _FiniteClass:
         for k, p in enumerate(self.params):
             y = np.asarray(self.fn(p, C), dtype=float)
             if y.ndim < 1 or y.shape[0] != C.shape[0]:
-                raise ValueError(f"fn of candidate {k} returned shape {y.shape}; its first axis must be the "
-                                 f"{C.shape[0]} contexts")
+                raise ValueError(
+                    f"fn of candidate {k} returned shape {y.shape}; its first axis must be the {C.shape[0]} contexts"
+                )
             if out and y.shape != out[0].shape:
                 raise ValueError(f"fn of candidate {k} returned shape {y.shape}, candidate 0 returned {out[0].shape}")
             self._validate(y, k)

@@ -54,11 +54,25 @@ class ContextualLayeredMDP(gym.Env):
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, n_layers: int = 4, n_states: int = 4, n_actions: int = 3, context_dim: int = 4,
-                 context_pool: int = 200, loss_scale: float = 1.0, loss_offset: float = 0.0, dyn_scale: float = 1.0,
-                 seed: int = 0) -> None:
-        for name, v, lo in (("n_layers", n_layers, 1), ("n_states", n_states, 1), ("n_actions", n_actions, 2),
-                            ("context_dim", context_dim, 1), ("context_pool", context_pool, 1)):
+    def __init__(
+        self,
+        n_layers: int = 4,
+        n_states: int = 4,
+        n_actions: int = 3,
+        context_dim: int = 4,
+        context_pool: int = 200,
+        loss_scale: float = 1.0,
+        loss_offset: float = 0.0,
+        dyn_scale: float = 1.0,
+        seed: int = 0,
+    ) -> None:
+        for name, v, lo in (
+            ("n_layers", n_layers, 1),
+            ("n_states", n_states, 1),
+            ("n_actions", n_actions, 2),
+            ("context_dim", context_dim, 1),
+            ("context_pool", context_pool, 1),
+        ):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
         if not loss_scale > 0 or not dyn_scale >= 0:
@@ -68,8 +82,10 @@ class ContextualLayeredMDP(gym.Env):
         rng = np.random.default_rng([seed, 17])
         self.contexts = rng.normal(size=(context_pool, d))
         self.true_params = {
-            "f": {"theta": loss_scale * rng.normal(size=(H, S, A, d)) / np.sqrt(d),
-                  "bias": loss_offset + loss_scale * rng.normal(size=(H, S, A))},
+            "f": {
+                "theta": loss_scale * rng.normal(size=(H, S, A, d)) / np.sqrt(d),
+                "bias": loss_offset + loss_scale * rng.normal(size=(H, S, A)),
+            },
             "P": {"W": dyn_scale * rng.normal(size=(H, S, A, S, d)) / np.sqrt(d), "u": rng.normal(size=(H, S, A, S))},
         }
         self.observation_space = spaces.Discrete(S)
@@ -105,8 +121,9 @@ class ContextualLayeredMDP(gym.Env):
         return self._s, -loss, done, False, {"loss": loss, "h": h}
 
 
-def make_classes(env: ContextualLayeredMDP, n_decoys: int = 31, seed: int = 0, mislead: str = "all",
-                 noise: float = 1.0) -> tuple[FiniteFunctionClass, FiniteDynamicsClass, dict]:
+def make_classes(
+    env: ContextualLayeredMDP, n_decoys: int = 31, seed: int = 0, mislead: str = "all", noise: float = 1.0
+) -> tuple[FiniteFunctionClass, FiniteDynamicsClass, dict]:
     """Realizable classes ``F``, ``P`` of ``n_decoys + 1`` candidates each: decoys first, the truth LAST.
 
     Each decoy copies the truth on a random half of the ``(h, s, a)`` triples and adds ``N(0, noise^2)`` to the
@@ -125,12 +142,21 @@ def make_classes(env: ContextualLayeredMDP, n_decoys: int = 31, seed: int = 0, m
     fparams, pparams = [], []
     for _ in range(n_decoys):
         mask = rng.random((H, S, A)) < 0.5
-        fparams.append({"theta": tf["theta"] + noise * mask[..., None] * rng.normal(size=(H, S, A, d)),
-                        "bias": tf["bias"] + noise * mask * rng.normal(size=(H, S, A)),
-                        "mislead": mislead == "all", "truth": env.true_params})
+        fparams.append(
+            {
+                "theta": tf["theta"] + noise * mask[..., None] * rng.normal(size=(H, S, A, d)),
+                "bias": tf["bias"] + noise * mask * rng.normal(size=(H, S, A)),
+                "mislead": mislead == "all",
+                "truth": env.true_params,
+            }
+        )
         mask = rng.random((H, S, A)) < 0.5
-        pparams.append({"W": tp["W"] + noise * mask[..., None, None] * rng.normal(size=(H, S, A, S, d)),
-                        "u": tp["u"] + noise * mask[..., None] * rng.normal(size=(H, S, A, S))})
+        pparams.append(
+            {
+                "W": tp["W"] + noise * mask[..., None, None] * rng.normal(size=(H, S, A, S, d)),
+                "u": tp["u"] + noise * mask[..., None] * rng.normal(size=(H, S, A, S)),
+            }
+        )
     if mislead != "none" and n_decoys > 0:
         fparams[0] = {"theta": tf["theta"], "bias": tf["bias"], "mislead": True, "truth": env.true_params}
     fparams.append(tf)

@@ -46,8 +46,15 @@ class OracleAgent:
     Subclasses implement ``policy(context) -> [H, S, A]`` and ``_after_episode(j)``.
     """
 
-    def __init__(self, F: FiniteFunctionClass, P: FiniteDynamicsClass | None, n_layers: int, n_states: int,
-                 n_actions: int, epoch_schedule: str = "doubling") -> None:
+    def __init__(
+        self,
+        F: FiniteFunctionClass,
+        P: FiniteDynamicsClass | None,
+        n_layers: int,
+        n_states: int,
+        n_actions: int,
+        epoch_schedule: str = "doubling",
+    ) -> None:
         if not isinstance(F, FiniteFunctionClass):
             raise TypeError(f"F must be a FiniteFunctionClass, got {type(F).__name__}")
         if P is not None and not isinstance(P, FiniteDynamicsClass):
@@ -55,8 +62,7 @@ class OracleAgent:
         if epoch_schedule not in SCHEDULES:
             raise ValueError(f"epoch_schedule must be one of {SCHEDULES}, got {epoch_schedule!r}")
         self.F, self.P, self.epoch_schedule = F, P, epoch_schedule
-        self.H, self.S, self.A = _dims("n_layers", n_layers), _dims("n_states", n_states), _dims("n_actions",
-                                                                                                   n_actions)
+        self.H, self.S, self.A = _dims("n_layers", n_layers), _dims("n_states", n_states), _dims("n_actions", n_actions)
         if P is None and self.H > 1:
             raise ValueError("P may be None only when n_layers == 1 (a bandit)")
         self.context_dim = F.context_dim
@@ -91,8 +97,10 @@ class OracleAgent:
         else:
             p = self.P.predict(C)
             if p.shape != (len(self.P), len(C), self.H, self.S, self.A, self.S):
-                raise ValueError(f"P predicts shape {p.shape[2:]} per context, expected (H, S, A, S) = "
-                                 f"{(self.H, self.S, self.A, self.S)}")
+                raise ValueError(
+                    f"P predicts shape {p.shape[2:]} per context, expected (H, S, A, S) = "
+                    f"{(self.H, self.S, self.A, self.S)}"
+                )
         return np.moveaxis(f, 0, 1), np.moveaxis(p, 0, 1)
 
     def track(self, contexts) -> np.ndarray:
@@ -167,9 +175,20 @@ class OPOCMDP(OracleAgent):
     ``gamma``: optimism scale (``gamma = 0``: no bonus).  ``s0``: start state.
     """
 
-    def __init__(self, F: FiniteFunctionClass, P: FiniteDynamicsClass | None, n_layers: int, n_states: int,
-                 n_actions: int, eta: float | None = None, gamma: float = 1.0, T: int | None = None,
-                 eta_scale: float = 1.0, epoch_schedule: str = "doubling", s0: int = 0) -> None:
+    def __init__(
+        self,
+        F: FiniteFunctionClass,
+        P: FiniteDynamicsClass | None,
+        n_layers: int,
+        n_states: int,
+        n_actions: int,
+        eta: float | None = None,
+        gamma: float = 1.0,
+        T: int | None = None,
+        eta_scale: float = 1.0,
+        epoch_schedule: str = "doubling",
+        s0: int = 0,
+    ) -> None:
         super().__init__(F, P, n_layers, n_states, n_actions, epoch_schedule)
         if eta is None:
             if T is None:
@@ -237,8 +256,14 @@ class OPOCMAB(OPOCMDP):
     loss)`` logs one round.
     """
 
-    def __init__(self, F: FiniteFunctionClass, n_actions: int, eta: float = 0.1, gamma: float = 1.0,
-                 epoch_schedule: str = "every") -> None:
+    def __init__(
+        self,
+        F: FiniteFunctionClass,
+        n_actions: int,
+        eta: float = 0.1,
+        gamma: float = 1.0,
+        epoch_schedule: str = "every",
+    ) -> None:
         super().__init__(F, None, 1, 1, n_actions, eta=eta, gamma=gamma, epoch_schedule=epoch_schedule)
 
     def policy(self, context) -> np.ndarray:

@@ -67,8 +67,9 @@ def evaluate_policy(pi: np.ndarray, f: np.ndarray, P: np.ndarray) -> tuple[np.nd
     V = np.empty(batch + f.shape[-3:-1])
     nxt = np.zeros(batch + (f.shape[-2],))
     for h in range(H - 1, -1, -1):
-        Q[..., h, :, :] = f[..., h, :, :] + (np.einsum("...sat,...t->...sa", P[..., h, :, :, :], nxt) if h + 1 < H
-                                             else 0.0)
+        Q[..., h, :, :] = f[..., h, :, :] + (
+            np.einsum("...sat,...t->...sa", P[..., h, :, :, :], nxt) if h + 1 < H else 0.0
+        )
         V[..., h, :] = np.sum(pi[..., h, :, :] * Q[..., h, :, :], axis=-1)
         nxt = V[..., h, :]
     return V, Q
@@ -89,8 +90,9 @@ def optimal_policy(f: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray
     pi = np.zeros(batch + (H, S, A))
     nxt = np.zeros(batch + (S,))
     for h in range(H - 1, -1, -1):
-        Q[..., h, :, :] = f[..., h, :, :] + (np.einsum("...sat,...t->...sa", P[..., h, :, :, :], nxt) if h + 1 < H
-                                             else 0.0)
+        Q[..., h, :, :] = f[..., h, :, :] + (
+            np.einsum("...sat,...t->...sa", P[..., h, :, :, :], nxt) if h + 1 < H else 0.0
+        )
         best = np.argmin(Q[..., h, :, :], axis=-1)
         np.put_along_axis(pi[..., h, :, :], best[..., None], 1.0, axis=-1)
         V[..., h, :] = np.take_along_axis(Q[..., h, :, :], best[..., None], axis=-1)[..., 0]

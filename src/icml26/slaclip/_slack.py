@@ -79,9 +79,7 @@ def _encode(norms: torch.Tensor, clip: float, k: int) -> torch.Tensor:
     return (fill[:, None] - slots).clamp_(0.0, 1.0).mul_(clip / math.sqrt(k))
 
 
-def slack_indicator(
-    noisy_slack_sum: torch.Tensor, clip: float, num_slots: int, batch_size: float
-) -> torch.Tensor:
+def slack_indicator(noisy_slack_sum: torch.Tensor, clip: float, num_slots: int, batch_size: float) -> torch.Tensor:
     r"""The Slack Indicator ``s_hat = S_slack / (lambda * B)`` from the noised slot sum (Eq. 10-11).
 
     ``noisy_slack_sum`` is the last ``K`` coordinates of the joint release
@@ -96,9 +94,7 @@ def slack_indicator(
         raise TypeError(f"noisy_slack_sum must be a torch.Tensor, got {type(noisy_slack_sum).__name__}")
     k = _positive_int(num_slots, "num_slots")
     if noisy_slack_sum.shape != (k,):
-        raise ValueError(
-            f"noisy_slack_sum must have shape ({k},) (num_slots), got {tuple(noisy_slack_sum.shape)}"
-        )
+        raise ValueError(f"noisy_slack_sum must have shape ({k},) (num_slots), got {tuple(noisy_slack_sum.shape)}")
     clip = _positive_real(clip, "clip")
     batch_size = _positive_real(batch_size, "batch_size")
     return noisy_slack_sum / (clip / math.sqrt(k) * batch_size)

@@ -43,9 +43,7 @@ class AutoSClipDPOptimizer(DPOptimizer):
         if len(grad_samples[0]) == 0:
             factor = torch.zeros((0,), device=grad_samples[0].device)
         else:
-            norms = torch.stack([g.reshape(len(g), -1).norm(2, dim=-1) for g in grad_samples], dim=1).norm(
-                2, dim=1
-            )
+            norms = torch.stack([g.reshape(len(g), -1).norm(2, dim=-1) for g in grad_samples], dim=1).norm(2, dim=1)
             factor = self.max_grad_norm / (norms + self.stability)
         for p, grad_sample in zip(self.params, grad_samples):
             _check_processed_flag(p.grad_sample)

@@ -137,6 +137,4 @@ class SlaClipQController:
         return min(max(new, self.c_min), self.c_max)
 
     def __repr__(self) -> str:
-        return (
-            f"SlaClipQController(eta={self.eta}, gamma={self.gamma}, c_min={self.c_min}, c_max={self.c_max})"
-        )
+        return f"SlaClipQController(eta={self.eta}, gamma={self.gamma}, c_min={self.c_min}, c_max={self.c_max})"

@@ -103,9 +103,7 @@ class SlaClipDPOptimizer(DPOptimizer):
         if controller is None:
             controller = SlaClipController()
         if not callable(controller):
-            raise TypeError(
-                f"controller must be callable (clip, s_hat) -> new clip, got {type(controller).__name__}"
-            )
+            raise TypeError(f"controller must be callable (clip, s_hat) -> new clip, got {type(controller).__name__}")
         self.num_slots = int(num_slots)
         self.controller = controller
         self.slack_indicator: torch.Tensor | None = None
@@ -221,9 +219,7 @@ def make_private_slaclip(
     ``grad_sample_mode="hooks"`` only: distributed, per-layer and ghost clipping are not supported.
     """
     if not isinstance(privacy_engine, PrivacyEngine):
-        raise TypeError(
-            f"privacy_engine must be an opacus PrivacyEngine, got {type(privacy_engine).__name__}"
-        )
+        raise TypeError(f"privacy_engine must be an opacus PrivacyEngine, got {type(privacy_engine).__name__}")
     noise_multiplier = _positive_real(noise_multiplier, "noise_multiplier")
     max_grad_norm = _positive_real(max_grad_norm, "max_grad_norm")
     if controller is None:
@@ -250,8 +246,7 @@ def make_private_slaclip(
     )
     if type(dp_optimizer) is not DPOptimizer:
         raise ValueError(
-            "SlaClip supports single-process flat clipping only; make_private built "
-            f"{type(dp_optimizer).__name__}"
+            f"SlaClip supports single-process flat clipping only; make_private built {type(dp_optimizer).__name__}"
         )
     sample_rate = 1.0 / len(loader)
     slaclip = SlaClipDPOptimizer(

@@ -67,8 +67,20 @@ AUTHOR_RELATIONS: tuple[Relation, ...] = (
     ),
     Relation(
         "genre",
-        ("fantasy", "mystery", "poetry", "romance", "horror", "satire", "drama", "thriller", "memoir", "western",
-         "fable", "noir"),
+        (
+            "fantasy",
+            "mystery",
+            "poetry",
+            "romance",
+            "horror",
+            "satire",
+            "drama",
+            "thriller",
+            "memoir",
+            "western",
+            "fable",
+            "noir",
+        ),
         "{subject} writes {value} books .",
         "what genre does {subject} write ?",
         ("the genre of {subject} is {value} .",),
@@ -89,16 +101,40 @@ AUTHOR_RELATIONS: tuple[Relation, ...] = (
     ),
     Relation(
         "father",
-        ("baker", "sailor", "doctor", "farmer", "tailor", "miner", "pilot", "judge", "clerk", "potter", "chemist",
-         "carpenter"),
+        (
+            "baker",
+            "sailor",
+            "doctor",
+            "farmer",
+            "tailor",
+            "miner",
+            "pilot",
+            "judge",
+            "clerk",
+            "potter",
+            "chemist",
+            "carpenter",
+        ),
         "the father of {subject} was a {value} .",
         "what was the job of the father of {subject} ?",
         ("{subject} grew up with a father who worked as a {value} .",),
     ),
     Relation(
         "mother",
-        ("nurse", "teacher", "painter", "singer", "lawyer", "dancer", "weaver", "florist", "architect", "librarian",
-         "jeweller", "surgeon"),
+        (
+            "nurse",
+            "teacher",
+            "painter",
+            "singer",
+            "lawyer",
+            "dancer",
+            "weaver",
+            "florist",
+            "architect",
+            "librarian",
+            "jeweller",
+            "surgeon",
+        ),
         "the mother of {subject} was a {value} .",
         "what was the job of the mother of {subject} ?",
         ("{subject} grew up with a mother who worked as a {value} .",),
@@ -112,8 +148,20 @@ AUTHOR_RELATIONS: tuple[Relation, ...] = (
     ),
     Relation(
         "theme",
-        ("grief", "exile", "memory", "faith", "power", "childhood", "war", "identity", "nature", "love", "justice",
-         "family"),
+        (
+            "grief",
+            "exile",
+            "memory",
+            "faith",
+            "power",
+            "childhood",
+            "war",
+            "identity",
+            "nature",
+            "love",
+            "justice",
+            "family",
+        ),
         "the books of {subject} are about {value} .",
         "what are the books of {subject} about ?",
         ("the main theme of {subject} is {value} .",),
@@ -227,9 +275,7 @@ def make_fictitious_authors(n_authors: int = 100, seed: int = 0, n_countries: in
     qa = tuple(q for i in range(n_authors) for q in _items(authors, i, rng, "author"))
     world = tuple(q for i in range(n_countries) for q in _items(countries, i, rng, "world"))
     # world facts score the true capital against three false ones (TOFU's 4-option Prob)
-    world = tuple(
-        QAItem(q.prompt, q.answer, q.paraphrase, q.perturbed[:3], q.group, q.relation, q.kind) for q in world
-    )
+    world = tuple(QAItem(q.prompt, q.answer, q.paraphrase, q.perturbed[:3], q.group, q.relation, q.kind) for q in world)
     bios = tuple(
         r.paraphrases[0].format(subject=authors.entities[i], value=authors.value(i, r.name)) + f" {EOS}"
         for i in range(n_authors)

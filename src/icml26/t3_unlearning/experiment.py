@@ -191,8 +191,12 @@ def _toy_judge(cfg: Config, records: list[dict], report: Report) -> None:
             unit="instance",
         )
     )
-    report.set_tuning("toy T3", configs=len(cfg.toy_temperatures) - 1, steps=1,
-                      note=f"T grid on {len(cfg.toy_select_seeds)} selection seeds; one logistic fit shared by all T")
+    report.set_tuning(
+        "toy T3",
+        configs=len(cfg.toy_temperatures) - 1,
+        steps=1,
+        note=f"T grid on {len(cfg.toy_select_seeds)} selection seeds; one logistic fit shared by all T",
+    )
     report.set_tuning("toy CG", configs=1, steps=1, note="T = 1 by definition: CG has no free parameter in the toy")
     ratio = {m: col(m, chosen[m], "forget_mass") / col(m, 1.0, "forget_mass") for m in cfg.toy_masses}
     table = []
@@ -222,8 +226,12 @@ def _toy_judge(cfg: Config, records: list[dict], report: Report) -> None:
     fig = Figure(figsize=(9, 3.6))
     ax1, ax2 = fig.subplots(1, 2)
     for m in cfg.toy_masses:
-        ax1.plot(cfg.toy_temperatures, [col(m, T, "forget_mass").mean() for T in cfg.toy_temperatures], "o-",
-                 label=f"m={m:g}")
+        ax1.plot(
+            cfg.toy_temperatures,
+            [col(m, T, "forget_mass").mean() for T in cfg.toy_temperatures],
+            "o-",
+            label=f"m={m:g}",
+        )
         ax2.plot(cfg.toy_temperatures, [col(m, T, "kl").mean() for T in cfg.toy_temperatures], "o-", label=f"m={m:g}")
     ax1.set(xscale="log", xlabel="temperature T (1 = CG)", ylabel="forget mass p_hat(F)", title="forget error")
     ax2.set(xscale="log", xlabel="temperature T", ylabel="KL(p_r || p_hat) [nats]", title="retain error")
@@ -243,8 +251,11 @@ def _base_model(cfg: Config, data, authors, which: str, progress, snapshots: tup
 
     def fresh(state: dict | None = None):
         torch.manual_seed(cfg.data_seed)
-        model = TinyLM(TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads,
-                                    n_embd=cfg.lm_embd, block_size=48))
+        model = TinyLM(
+            TinyLMConfig(
+                vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=cfg.lm_embd, block_size=48
+            )
+        )
         if state is not None:
             model.load_state_dict(state)
         return model.eval()
@@ -252,8 +263,9 @@ def _base_model(cfg: Config, data, authors, which: str, progress, snapshots: tup
     def train() -> dict:
         model = fresh()
         texts = training_texts(data, authors)
-        batches = length_bucketed_batches([tok.encode(t) for t in texts], cfg.lm_batch, cfg.lm_steps, tok.pad_id,
-                                          seed=cfg.data_seed)
+        batches = length_bucketed_batches(
+            [tok.encode(t) for t in texts], cfg.lm_batch, cfg.lm_steps, tok.pad_id, seed=cfg.data_seed
+        )
         progress.log(f"training the {which} tiny LM: {len(texts)} texts, {cfg.lm_steps} steps")
         t0 = time.perf_counter()
         steps = iter(progress.track(range(cfg.lm_steps), total=cfg.lm_steps, description=f"train {which} LM"))
@@ -264,14 +276,33 @@ def _base_model(cfg: Config, data, authors, which: str, progress, snapshots: tup
             if i + 1 in snapshots:
                 saved[i + 1] = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-        train_lm(model, batches, cfg.lm_steps, lr=cfg.lm_lr, seed=cfg.data_seed, pad_id=tok.pad_id,
-                 batch_size=cfg.lm_batch, progress=on_step)
+        train_lm(
+            model,
+            batches,
+            cfg.lm_steps,
+            lr=cfg.lm_lr,
+            seed=cfg.data_seed,
+            pad_id=tok.pad_id,
+            batch_size=cfg.lm_batch,
+            progress=on_step,
+        )
         return {"model": model.state_dict(), "train_seconds": time.perf_counter() - t0, "snapshots": saved}
 
-    keys = ("n_authors", "n_countries", "forget_percent", "data_seed", "lm_layers", "lm_heads", "lm_embd", "lm_steps",
-            "lm_lr", "lm_batch")
-    state = progress.checkpoint(f"tinylm-{which}", {**{k: getattr(cfg, k) for k in keys},
-                                                    "snapshots": list(snapshots)}, train)
+    keys = (
+        "n_authors",
+        "n_countries",
+        "forget_percent",
+        "data_seed",
+        "lm_layers",
+        "lm_heads",
+        "lm_embd",
+        "lm_steps",
+        "lm_lr",
+        "lm_batch",
+    )
+    state = progress.checkpoint(
+        f"tinylm-{which}", {**{k: getattr(cfg, k) for k in keys}, "snapshots": list(snapshots)}, train
+    )
     snaps = {int(step): fresh(sd) for step, sd in state["snapshots"].items()}
     return fresh(state["model"]), float(state["train_seconds"]), snaps
 
@@ -289,8 +320,20 @@ def _value_token_prob(model, data, items) -> float:
 
 
 def _summary(ev: dict) -> dict:
-    keys = ("forget_quality", "log10_fq", "model_utility", "forget_rouge", "forget_tr", "forget_prob", "retain_prob",
-            "retain_tr", "retain_rouge", "world_prob", "world_tr", "world_rouge")
+    keys = (
+        "forget_quality",
+        "log10_fq",
+        "model_utility",
+        "forget_rouge",
+        "forget_tr",
+        "forget_prob",
+        "retain_prob",
+        "retain_tr",
+        "retain_rouge",
+        "world_prob",
+        "world_tr",
+        "world_rouge",
+    )
     return {k: float(ev[k]) for k in keys if k in ev}
 
 
@@ -307,8 +350,9 @@ def _setting(cfg: Config, progress) -> dict:
     bad = [k for k in cfg.sweep_steps if not 0 < k < cfg.lm_steps]
     if bad:
         raise ValueError(f"sweep_steps must lie in (0, lm_steps={cfg.lm_steps}), got {bad}")
-    full, full_secs, snapshots = _base_model(cfg, data, split.forget_authors | split.retain_authors, "full", progress,
-                                             tuple(sorted(cfg.sweep_steps)))
+    full, full_secs, snapshots = _base_model(
+        cfg, data, split.forget_authors | split.retain_authors, "full", progress, tuple(sorted(cfg.sweep_steps))
+    )
     retain_model, retain_secs, _ = _base_model(cfg, data, split.retain_authors, "retain", progress)
     rng = np.random.default_rng(cfg.data_seed)
     retain_eval = [split.retain[i] for i in sorted(rng.choice(len(split.retain), cfg.n_retain_eval, replace=False))]
@@ -320,10 +364,17 @@ def _setting(cfg: Config, progress) -> dict:
         return evaluate_unlearning(scorer, tok, split.forget, retain_eval, data.world, r_ref, cfg.max_new_tokens)
 
     return {
-        "data": data, "split": split, "full": full, "retain_model": retain_model, "snapshots": snapshots,
-        "train_seconds": {"full": full_secs, "retain": retain_secs}, "retain_eval": retain_eval,
-        "forget_pairs": pairs(split.forget), "retain_pairs": pairs(split.retain) + pairs(data.world),
-        "evaluate": evaluate, "n_base": sum(p.numel() for p in full.parameters()),
+        "data": data,
+        "split": split,
+        "full": full,
+        "retain_model": retain_model,
+        "snapshots": snapshots,
+        "train_seconds": {"full": full_secs, "retain": retain_secs},
+        "retain_eval": retain_eval,
+        "forget_pairs": pairs(split.forget),
+        "retain_pairs": pairs(split.retain) + pairs(data.world),
+        "evaluate": evaluate,
+        "n_base": sum(p.numel() for p in full.parameters()),
     }
 
 
@@ -360,11 +411,20 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
                     out["t3"].append({"T": T, "lambda": lam, **_summary(evaluate(u, r_ref))})
             for name, fn in FINETUNE.items():
                 for lr in cfg.ft_lrs:
+
                     def cb(epoch, model, secs, lr=lr, name=name):
                         out[name].append({"lr": lr, "epochs": epoch, **_summary(evaluate(PlainLM(model), r_ref))})
 
-                    fn(full, forget_pairs, retain_pairs, lr=lr, epochs=cfg.ft_epochs, batch_size=cfg.ft_batch, seed=s,
-                       callback=cb)
+                    fn(
+                        full,
+                        forget_pairs,
+                        retain_pairs,
+                        lr=lr,
+                        epochs=cfg.ft_epochs,
+                        batch_size=cfg.ft_batch,
+                        seed=s,
+                        callback=cb,
+                    )
             return out
 
         grids = [select_seed(s) for s in progress.track(cfg.select_seeds, description="hyperparameter selection")]
@@ -378,8 +438,11 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
                 if not where(r):
                     continue
                 same = [next(x for x in g[method] if all(x[k] == r[k] for k in keys)) for g in grids]
-                cand = {**{k: r[k] for k in keys}, "fq": float(np.median([x["forget_quality"] for x in same])),
-                        "mu": float(np.median([x["model_utility"] for x in same]))}
+                cand = {
+                    **{k: r[k] for k in keys},
+                    "fq": float(np.median([x["forget_quality"] for x in same])),
+                    "mu": float(np.median([x["model_utility"] for x in same])),
+                }
                 if min_mu is not None and cand["mu"] < min_mu:
                     if fallback is None or cand["mu"] > fallback["mu"]:
                         fallback = {**cand, "utility_floor_met": False}
@@ -395,8 +458,16 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
                 "T3": choose("t3", ("T", "lambda"), lambda r: r["T"] > 1.0, floor),
                 **{name: choose(name, ("lr", "epochs"), min_mu=floor) for name in FINETUNE},
             }
-        out = {"r_ref": r_ref, "full_model": base_full, "retain_model": base_retain, "value_token_prob": memo,
-               "memorisation_value_token_prob": memo_steps, "grids": grids, "rules": rules, "mu_floor": mu_floor}
+        out = {
+            "r_ref": r_ref,
+            "full_model": base_full,
+            "retain_model": base_retain,
+            "value_token_prob": memo,
+            "memorisation_value_token_prob": memo_steps,
+            "grids": grids,
+            "rules": rules,
+            "mu_floor": mu_floor,
+        }
         return json.loads(json.dumps(to_jsonable(out)))  # plain data (the artifact is loaded with weights_only)
 
     keys = {**asdict(cfg), "code": progress.code_hash}  # derived from the code: rebuilt when it changes
@@ -423,17 +494,31 @@ def measure(cfg: Config, seed: int, progress) -> dict:
                 key = ("t3", chosen[name]["T"], chosen[name]["lambda"])
                 if key not in done:
                     u.temperature, u.guidance = chosen[name]["T"], chosen[name]["lambda"]
-                    done[key] = {**_summary(evaluate(u, r_ref)), "fit_seconds": u.fit_time_,
-                                 "feature_seconds": u.feature_time_, "trainable_params": u.n_trainable_params_}
+                    done[key] = {
+                        **_summary(evaluate(u, r_ref)),
+                        "fit_seconds": u.fit_time_,
+                        "feature_seconds": u.feature_time_,
+                        "trainable_params": u.n_trainable_params_,
+                    }
                 out[rule][name] = done[key]
             for name, fn in FINETUNE.items():
                 c = chosen[name]
                 key = (name, c["lr"], c["epochs"])
                 if key not in done:
-                    model = fn(full, forget_pairs, retain_pairs, lr=c["lr"], epochs=int(c["epochs"]),
-                               batch_size=cfg.ft_batch, seed=seed)
-                    done[key] = {**_summary(evaluate(PlainLM(model), r_ref)), "fit_seconds": model.train_time_,
-                                 "trainable_params": n_base}
+                    model = fn(
+                        full,
+                        forget_pairs,
+                        retain_pairs,
+                        lr=c["lr"],
+                        epochs=int(c["epochs"]),
+                        batch_size=cfg.ft_batch,
+                        seed=seed,
+                    )
+                    done[key] = {
+                        **_summary(evaluate(PlainLM(model), r_ref)),
+                        "fit_seconds": model.train_time_,
+                        "trainable_params": n_base,
+                    }
                 out[rule][name] = done[key]
         return out
 
@@ -443,8 +528,9 @@ def measure(cfg: Config, seed: int, progress) -> dict:
         seed_everything(seed)
         out = {}
         for step, snap in sorted(st["snapshots"].items()):
-            u = T3Unlearner(snap, hidden=cfg.clf_hidden, seed=seed).fit(retain_pairs, forget_pairs,
-                                                                       epochs=cfg.clf_epochs)
+            u = T3Unlearner(snap, hidden=cfg.clf_hidden, seed=seed).fit(
+                retain_pairs, forget_pairs, epochs=cfg.clf_epochs
+            )
             out[str(step)] = {}
             for name in ("CG", "T3"):
                 u.temperature, u.guidance = floor_cfg[name]["T"], floor_cfg[name]["lambda"]
@@ -461,15 +547,27 @@ def measure(cfg: Config, seed: int, progress) -> dict:
 def _set_tuning(cfg: Config, report: Report) -> None:
     """Tuning budgets as the code spends them (configurations evaluated on the selection seeds x training epochs)."""
     n_sel = len(cfg.select_seeds)
-    report.set_tuning("T3", configs=len(cfg.t3_temperatures) * len(cfg.guidances), steps=cfg.clf_epochs,
-                      note=f"(T, lambda) grid on {n_sel} selection seed(s); steps = classifier epochs (one classifier "
-                      "per seed, shared by every T and lambda and by CG)")
-    report.set_tuning("CG", configs=len(cfg.guidances), steps=cfg.clf_epochs,
-                      note=f"lambda grid at T = 1 on {n_sel} selection seed(s); steps = classifier epochs")
+    report.set_tuning(
+        "T3",
+        configs=len(cfg.t3_temperatures) * len(cfg.guidances),
+        steps=cfg.clf_epochs,
+        note=f"(T, lambda) grid on {n_sel} selection seed(s); steps = classifier epochs (one classifier "
+        "per seed, shared by every T and lambda and by CG)",
+    )
+    report.set_tuning(
+        "CG",
+        configs=len(cfg.guidances),
+        steps=cfg.clf_epochs,
+        note=f"lambda grid at T = 1 on {n_sel} selection seed(s); steps = classifier epochs",
+    )
     for name in FINETUNE:
-        report.set_tuning(name, configs=len(cfg.ft_lrs) * cfg.ft_epochs, steps=cfg.ft_epochs,
-                          note=f"lr grid x epochs 1..{cfg.ft_epochs} (every epoch of each run evaluated) on {n_sel} "
-                          f"selection seed(s); steps = epochs over the forget set, capped at {cfg.ft_epochs}")
+        report.set_tuning(
+            name,
+            configs=len(cfg.ft_lrs) * cfg.ft_epochs,
+            steps=cfg.ft_epochs,
+            note=f"lr grid x epochs 1..{cfg.ft_epochs} (every epoch of each run evaluated) on {n_sel} "
+            f"selection seed(s); steps = epochs over the forget set, capped at {cfg.ft_epochs}",
+        )
 
 
 def judge(cfg: Config, records: list[dict], report: Report) -> None:
@@ -500,9 +598,15 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             kind="precondition",
         )
     )
-    for rule, suffix, how in (("fq", "", "hyperparameters chosen by forget quality (the paper's protocol)"),
-                              ("fq_at_utility", "_at_utility",
-                               f"hyperparameters chosen by forget quality among those keeping MU >= {mu_floor:.3f}")):
+    for rule, suffix, how in (
+        ("fq", "", "hyperparameters chosen by forget quality (the paper's protocol)"),
+        (
+            "fq_at_utility",
+            "_at_utility",
+            f"hyperparameters chosen by forget quality among those keeping MU >= {mu_floor:.3f}",
+        ),
+    ):
+
         def v(method, key, rule=rule):
             return vals(method, key, rule)
 
@@ -600,23 +704,36 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
                 x = fq_at(step, name)
                 row[f"log10 FQ {name}"] = f"{x.mean():.2f} ± {x.std(ddof=1) if n > 1 else 0:.2f}"
             sweep_rows.append(row)
-        report.add_table("memorisation_sweep", sweep_rows, caption="Full-model snapshots of one training run, "
-                         f"unlearned with CG {floor_cfg['CG']['lambda']:g} / T3 T={floor_cfg['T3']['T']:g} "
-                         f"lambda={floor_cfg['T3']['lambda']:g}; {n} seeds")
-        report.metrics["memorisation_sweep"] = {"value_token_prob": {str(k2): p for k2, p in memo_steps.items()},
-                                                "per_seed": sweep}
+        report.add_table(
+            "memorisation_sweep",
+            sweep_rows,
+            caption="Full-model snapshots of one training run, "
+            f"unlearned with CG {floor_cfg['CG']['lambda']:g} / T3 T={floor_cfg['T3']['T']:g} "
+            f"lambda={floor_cfg['T3']['lambda']:g}; {n} seeds",
+        )
+        report.metrics["memorisation_sweep"] = {
+            "value_token_prob": {str(k2): p for k2, p in memo_steps.items()},
+            "per_seed": sweep,
+        }
         fig = Figure(figsize=(5, 3.6))
         ax = fig.subplots()
         xs = sorted(memo_steps)
         for name in ("CG", "T3"):
             means = [fq_at(step, name).mean() for step in xs]
             ax.plot([memo_steps[step] for step in xs], means, "o-", label=name)
-        ax.set(xlabel="forget value-token probability of the base (memorisation)", ylabel="log10 forget quality",
-               title="sharper memorisation vs forget quality")
+        ax.set(
+            xlabel="forget value-token probability of the base (memorisation)",
+            ylabel="log10 forget quality",
+            title="sharper memorisation vs forget quality",
+        )
         ax.legend()
         fig.tight_layout()
-        report.add_figure("memorisation_sweep", fig, caption="Forget quality of CG and T3 as the base memorises "
-                          "the forget set more sharply (snapshots of one training run)")
+        report.add_figure(
+            "memorisation_sweep",
+            fig,
+            caption="Forget quality of CG and T3 as the base memorises "
+            "the forget set more sharply (snapshots of one training run)",
+        )
 
     share = float(np.mean(vals("T3", "trainable_params") / n_base))
     report.metrics["t3_trainable_share"] = share
@@ -637,64 +754,103 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
     )
 
     rows = [
-        {"selection": "-", "method": name, "FQ median": ev["forget_quality"], "MU": ev["model_utility"],
-         "forget ROUGE": ev["forget_rouge"], "forget TR": ev["forget_tr"]}
+        {
+            "selection": "-",
+            "method": name,
+            "FQ median": ev["forget_quality"],
+            "MU": ev["model_utility"],
+            "forget ROUGE": ev["forget_rouge"],
+            "forget TR": ev["forget_tr"],
+        }
         for name, ev in (("full model (no unlearning)", base_full), ("retain model (oracle)", base_retain))
     ]
     for rule, chosen in rules.items():
         for m in methods:
             fq, mu = vals(m, "forget_quality", rule), vals(m, "model_utility", rule)
-            rows.append({
-                "selection": "max FQ" if rule == "fq" else f"max FQ s.t. MU >= {mu_floor:.3f}",
-                "method": m,
-                "hyperparameters": ", ".join(f"{kk}={vv:g}" for kk, vv in chosen[m].items()
-                                             if kk in ("T", "lambda", "lr", "epochs")),
-                "FQ median": float(np.median(fq)),
-                "FQ per seed": " ".join(f"{x:.2g}" for x in fq),
-                "MU": f"{mu.mean():.3f} ± {mu.std(ddof=1) if n > 1 else 0:.3f}",
-                "forget ROUGE": float(vals(m, "forget_rouge", rule).mean()),
-                "forget TR": float(vals(m, "forget_tr", rule).mean()),
-                "fit s": float(vals(m, "fit_seconds", rule).mean()),
-            })
+            rows.append(
+                {
+                    "selection": "max FQ" if rule == "fq" else f"max FQ s.t. MU >= {mu_floor:.3f}",
+                    "method": m,
+                    "hyperparameters": ", ".join(
+                        f"{kk}={vv:g}" for kk, vv in chosen[m].items() if kk in ("T", "lambda", "lr", "epochs")
+                    ),
+                    "FQ median": float(np.median(fq)),
+                    "FQ per seed": " ".join(f"{x:.2g}" for x in fq),
+                    "MU": f"{mu.mean():.3f} ± {mu.std(ddof=1) if n > 1 else 0:.3f}",
+                    "forget ROUGE": float(vals(m, "forget_rouge", rule).mean()),
+                    "forget TR": float(vals(m, "forget_tr", rule).mean()),
+                    "fit s": float(vals(m, "fit_seconds", rule).mean()),
+                }
+            )
     report.add_note(
         "Seeds vary the classifier initialisation and the fine-tuning minibatch order; the data, the forget split, "
         "the two base models and the hyperparameter selection (on the selection seeds) are shared artifacts, so the "
         "LM statements are conditional on one base model."
     )
-    report.add_table("tofu", rows, caption=f"TOFU-like LM, {n} seeds; hyperparameters chosen on seeds "
-                                          f"{list(cfg.select_seeds)} by median FQ")
-    report.metrics.update({
-        "per_seed": per_seed_all,
-        "full_model": base_full,
-        "retain_model": base_retain,
-        "base_params": n_base,
-        "value_token_prob": memo,
-        "base_train_seconds": shared["base_train_seconds"],
-        "selection_grids": shared["grids"],
-        "config": asdict(cfg),
-    })
+    report.add_table(
+        "tofu",
+        rows,
+        caption=f"TOFU-like LM, {n} seeds; hyperparameters chosen on seeds {list(cfg.select_seeds)} by median FQ",
+    )
+    report.metrics.update(
+        {
+            "per_seed": per_seed_all,
+            "full_model": base_full,
+            "retain_model": base_retain,
+            "base_params": n_base,
+            "value_token_prob": memo,
+            "base_train_seconds": shared["base_train_seconds"],
+            "selection_grids": shared["grids"],
+            "config": asdict(cfg),
+        }
+    )
 
     fig = Figure(figsize=(8.6, 4.4))
     ax = fig.subplots()
     for i, (m, marker) in enumerate(zip(methods, "o^sDv", strict=True)):
         color = f"C{i}"
-        ax.scatter(vals(m, "model_utility"), vals(m, "log10_fq"), marker=marker, color=color, alpha=0.8,
-                   label=f"{m}: best forget quality")
-        ax.scatter(vals(m, "model_utility", "fq_at_utility"), vals(m, "log10_fq", "fq_at_utility"), marker=marker,
-                   facecolors="none", edgecolors=color, alpha=0.9, label=f"{m}: best with utility >= floor")
-    ax.scatter([base_full["model_utility"]], [base_full["log10_fq"]], marker="*", s=150, c="k",
-               label="full model (no unlearning)")
+        ax.scatter(
+            vals(m, "model_utility"),
+            vals(m, "log10_fq"),
+            marker=marker,
+            color=color,
+            alpha=0.8,
+            label=f"{m}: best forget quality",
+        )
+        ax.scatter(
+            vals(m, "model_utility", "fq_at_utility"),
+            vals(m, "log10_fq", "fq_at_utility"),
+            marker=marker,
+            facecolors="none",
+            edgecolors=color,
+            alpha=0.9,
+            label=f"{m}: best with utility >= floor",
+        )
+    ax.scatter(
+        [base_full["model_utility"]],
+        [base_full["log10_fq"]],
+        marker="*",
+        s=150,
+        c="k",
+        label="full model (no unlearning)",
+    )
     ax.scatter([base_retain["model_utility"]], [0.0], marker="P", s=120, c="g", label="retain model (the target)")
     ax.axhline(math.log10(0.05), ls=":", c="grey", label="forget quality = 0.05 (KS p-value)")
-    ax.set(xlabel="model utility (retain and world-fact answer quality, higher is better)",
-           ylabel="log10 forget quality (KS p-value)",
-           title="TOFU-like: forget quality vs utility, one marker per method and seed")
+    ax.set(
+        xlabel="model utility (retain and world-fact answer quality, higher is better)",
+        ylabel="log10 forget quality (KS p-value)",
+        title="TOFU-like: forget quality vs utility, one marker per method and seed",
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    report.add_figure("tofu_scatter", fig, caption="Forget quality vs model utility, one point per method and seed "
-                      "(filled: the step chosen by max forget quality; hollow: chosen by max forget quality "
-                      "subject to the utility floor)")
+    report.add_figure(
+        "tofu_scatter",
+        fig,
+        caption="Forget quality vs model utility, one point per method and seed "
+        "(filled: the step chosen by max forget quality; hollow: chosen by max forget quality "
+        "subject to the utility floor)",
+    )
     report.notes.append(
         f"Base models: {cfg.n_authors} authors x 10 facts + {cfg.n_countries} world facts; forget "
         f"{cfg.forget_percent:g}% of authors ({shared['n_forget']} QA); tiny GPT {cfg.lm_layers}x{cfg.lm_embd}, "

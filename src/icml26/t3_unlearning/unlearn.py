@@ -108,8 +108,17 @@ def _finetune(model, forget, retain, loss_fn, lr, epochs, batch_size, seed, call
     return student
 
 
-def gradient_ascent(model, forget: Sequence[Pair], retain: Sequence[Pair] | None = None, *, lr: float = 1e-4,
-                    epochs: int = 5, batch_size: int = 32, seed: int = 0, callback=None) -> nn.Module:
+def gradient_ascent(
+    model,
+    forget: Sequence[Pair],
+    retain: Sequence[Pair] | None = None,
+    *,
+    lr: float = 1e-4,
+    epochs: int = 5,
+    batch_size: int = 32,
+    seed: int = 0,
+    callback=None,
+) -> nn.Module:
     """GA: a fine-tuned copy of ``model`` after ``epochs`` passes of ascent on the forget answers' NLL.
 
     ``callback(epoch, model, train_seconds)`` is called after every epoch (for per-epoch evaluation).
@@ -119,16 +128,45 @@ def gradient_ascent(model, forget: Sequence[Pair], retain: Sequence[Pair] | None
     return _finetune(model, forget, None, lambda m, fb, rb: -_mean_nll(m, fb), lr, epochs, batch_size, seed, callback)
 
 
-def grad_diff(model, forget: Sequence[Pair], retain: Sequence[Pair], *, lr: float = 1e-4, epochs: int = 5,
-              batch_size: int = 32, seed: int = 0, callback=None) -> nn.Module:
+def grad_diff(
+    model,
+    forget: Sequence[Pair],
+    retain: Sequence[Pair],
+    *,
+    lr: float = 1e-4,
+    epochs: int = 5,
+    batch_size: int = 32,
+    seed: int = 0,
+    callback=None,
+) -> nn.Module:
     """GradDiff: ascent on the forget NLL plus descent on the retain NLL (equal weights)."""
     _check(forget, retain, lr, epochs, batch_size, need_retain=True)
-    return _finetune(model, forget, retain, lambda m, fb, rb: _mean_nll(m, rb) - _mean_nll(m, fb), lr, epochs,
-                     batch_size, seed, callback)
+    return _finetune(
+        model,
+        forget,
+        retain,
+        lambda m, fb, rb: _mean_nll(m, rb) - _mean_nll(m, fb),
+        lr,
+        epochs,
+        batch_size,
+        seed,
+        callback,
+    )
 
 
-def npo(model, forget: Sequence[Pair], retain: Sequence[Pair], *, lr: float = 1e-4, epochs: int = 5,
-        batch_size: int = 32, seed: int = 0, beta: float = 0.1, alpha: float = 1.0, callback=None) -> nn.Module:
+def npo(
+    model,
+    forget: Sequence[Pair],
+    retain: Sequence[Pair],
+    *,
+    lr: float = 1e-4,
+    epochs: int = 5,
+    batch_size: int = 32,
+    seed: int = 0,
+    beta: float = 0.1,
+    alpha: float = 1.0,
+    callback=None,
+) -> nn.Module:
     """NPO with a retain term: ``npo_loss(forget) + alpha NLL_retain``; the reference is the starting model."""
     _check(forget, retain, lr, epochs, batch_size, need_retain=alpha > 0)
     if not beta > 0:

@@ -109,7 +109,9 @@ def prefix_means(hidden: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def answer_features(
-    features: BaseFeatures, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], batch_size: int = 64,
+    features: BaseFeatures,
+    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+    batch_size: int = 64,
     keep_prefixes: bool = False,
 ) -> dict:
     """Run the base model once over every (prompt, answer) pair (batched by total length) and collect, for every
@@ -263,8 +265,10 @@ class T3Unlearner:
         self.guidance = guidance
         if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 1:
             raise ValueError(f"hidden must be a positive integer, got {hidden!r}")
-        if not (candidates == "all" or (isinstance(candidates, int) and not isinstance(candidates, bool)
-                                        and candidates >= 1)):
+        if not (
+            candidates == "all"
+            or (isinstance(candidates, int) and not isinstance(candidates, bool) and candidates >= 1)
+        ):
             raise ValueError(f"candidates must be 'all' or a positive integer, got {candidates!r}")
         if scorer not in ("embedding", "rescore"):
             raise ValueError(f"scorer must be 'embedding' or 'rescore', got {scorer!r}")
@@ -462,8 +466,9 @@ class T3Unlearner:
 
 
 @torch.no_grad()
-def greedy_generate(features: BaseFeatures, prompts, max_new_tokens: int, eos_id: int | None, processor=None,
-                    batch_size: int = 128) -> list[list[int]]:
+def greedy_generate(
+    features: BaseFeatures, prompts, max_new_tokens: int, eos_id: int | None, processor=None, batch_size: int = 128
+) -> list[list[int]]:
     """Greedy generation for prompts of any lengths (batched by length), optionally through a logits processor."""
     outs: list[list[int]] = [[] for _ in prompts]
     groups: dict[int, list[int]] = {}

@@ -491,8 +491,12 @@ def _fig_memory(mem: list[dict], cfg: Config) -> Figure:
         for world in cfg.mem_world_sizes:
             for _, label, _ in _mem_methods(world):
                 pts = sorted((r["S"], r[key]) for r in mem if r["C"] == world and r["method"] == label)
-                ax.plot(*zip(*pts), marker="o", ls="-" if world == cfg.mem_world_sizes[0] else "--",
-                        label=f"{label}, C={world}")
+                ax.plot(
+                    *zip(*pts),
+                    marker="o",
+                    ls="-" if world == cfg.mem_world_sizes[0] else "--",
+                    label=f"{label}, C={world}",
+                )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.xaxis.set_major_locator(FixedLocator(seqs))  # ticks at the measured lengths, printed as plain numbers

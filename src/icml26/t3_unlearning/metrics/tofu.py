@@ -104,8 +104,9 @@ def rouge_l_recall(prediction: str | Sequence[str], reference: str | Sequence[st
             raise ValueError("reference must contain at least one word")
         return _lcs(prediction.split(), ref) / len(ref)
     if len(prediction) != len(reference) or not prediction:
-        raise ValueError(f"prediction and reference must be non-empty and equally long, got {len(prediction)} "
-                         f"and {len(reference)}")
+        raise ValueError(
+            f"prediction and reference must be non-empty and equally long, got {len(prediction)} and {len(reference)}"
+        )
     return float(np.mean([rouge_l_recall(p, r) for p, r in zip(prediction, reference, strict=True)]))
 
 
