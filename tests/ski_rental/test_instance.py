@@ -56,9 +56,7 @@ def test_ratio_profile_and_worst_case_match_brute_force():
     for k in range(1, 32):
         assert inst.worst_case_ratio(k) == pytest.approx(R[k - 1].max(), rel=1e-12)
     # a short distribution vector is padded with zeros (buy days never used)
-    assert inst.worst_case_ratio([0.5, 0.5]) == pytest.approx(
-        inst.worst_case_ratio(np.r_[0.5, 0.5, np.zeros(29)])
-    )
+    assert inst.worst_case_ratio([0.5, 0.5]) == pytest.approx(inst.worst_case_ratio(np.r_[0.5, 0.5, np.zeros(29)]))
 
 
 def _minimax_lp(b, n, R=None):

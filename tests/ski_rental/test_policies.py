@@ -80,6 +80,78 @@ def test_clamp_limits():
     assert ClampPolicy(0.3).safe_range(SkiRental(100, 1000)) == (30, 334)  # no float-noise off-by-one
 
 
+@SETTINGS
+@given(instances_and_predictions(), st.floats(0.01, 1.0))
+def test_range_argmin_never_worse_than_clamp_under_the_prediction(inst_p, lam):
+    inst, P_hat = inst_p
+    clamp, rng_min = ClampPolicy(lam), ClampPolicy(lam, mode="range_argmin")
+    e = inst.ecr_all(P_hat)
+    k_c, k_r = clamp.buy_day(inst, P_hat), rng_min.buy_day(inst, P_hat)
+    lo, hi = clamp.safe_range(inst)
+    assert rng_min.safe_range(inst) == (lo, hi) and lo <= k_r <= hi
+    assert e[k_r - 1] <= e[k_c - 1] + 1e-12
+    assert e[k_r - 1] == pytest.approx(e[lo - 1 : hi].min(), abs=0.0)  # the in-range optimum
+    if lo <= inst.optimal_threshold(P_hat)[0] <= hi:  # optimum inside the range: the two readings agree
+        assert k_r == k_c
+
+
+@SETTINGS
+@given(instances_and_predictions(), st.floats(0.01, 1.0), st.sampled_from(["clamp", "range_argmin"]))
+def test_both_modes_are_one_plus_one_over_lambda_robust(inst_p, lam, mode):
+    inst, P_hat = inst_p
+    policy = ClampPolicy(lam, mode=mode)
+    k = policy.buy_day(inst, P_hat)
+    # the worst case over every season length x in 1..N, computed by brute force from the cost matrix
+    worst = float((inst.cost_matrix()[k - 1] / inst.opt).max())
+    assert worst <= 1 + 1 / lam + 1e-12
+    assert evaluate(policy, inst, P_hat, P_hat)["worst_case"] == pytest.approx(worst, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_range_argmin_matches_brute_force_on_small_instances(seed):
+    rng = np.random.default_rng(seed)
+    b = int(rng.integers(2, 9))
+    n = int(rng.integers(2 * b, 3 * b + 1))
+    inst = SkiRental(b, n)
+    P = rng.dirichlet(np.full(n, rng.choice([0.1, 0.5, 2.0])))
+    lam = float(rng.choice([0.2, 0.34, 0.5, 0.8, 1.0]))
+    lo, hi = max(1, math.ceil(lam * b - 1e-9)), min(math.ceil(b / lam - 1e-9), n + 1)
+    # ECR of every buy day in the range from the definition: E_x[ALG_k(x) / min(x, B)]
+    ecr = {
+        k: sum(P[x - 1] * (x if x < k else k - 1 + b) / min(x, b) for x in range(1, n + 1)) for k in range(lo, hi + 1)
+    }
+    best = min(ecr.values())
+    expected = min(k for k, v in ecr.items() if v <= best + 1e-12)  # smallest k on (float) ties
+    policy = ClampPolicy(lam, mode="range_argmin")
+    assert policy.buy_day(inst, P) == expected
+    assert evaluate(policy, inst, P, P)["ecr"] == pytest.approx(best, rel=1e-12)
+
+
+def test_range_argmin_can_beat_the_clamp():
+    """A season just longer than B: buying at once is the global optimum, so the clamp moves to the range's
+    low end; renting to the high end (past the season) is the best safe day."""
+    inst = SkiRental(10, 100)
+    P = discretized_gaussian(11, 1, 100)
+    clamp, rng_min = ClampPolicy(0.5), ClampPolicy(0.5, mode="range_argmin")
+    assert clamp.safe_range(inst) == (5, 20) and inst.optimal_threshold(P)[0] == 1
+    assert clamp.buy_day(inst, P) == 5 and rng_min.buy_day(inst, P) == 20
+    assert evaluate(clamp, inst, P, P)["ecr"] == pytest.approx(1.41166, abs=1e-5)
+    assert evaluate(rng_min, inst, P, P)["ecr"] == pytest.approx(1.10733, abs=1e-5)
+    assert repr(rng_min) == "ClampPolicy(lam=0.5, mode='range_argmin')"
+
+
+def test_missing_prediction_names_the_argument():
+    inst = SkiRental(10, 20)
+    for policy in (ClampPolicy(0.5), ClampPolicy(0.5, mode="range_argmin"), OptimalThreshold(), PSKDeterministic(0.5)):
+        with pytest.raises(ValueError, match=r"P_hat is required, a pmf over season lengths 1\.\.20") as err:
+            evaluate(policy, inst, point_mass(3, 20))
+        assert "got None" in str(err.value) and "shape ()" not in str(err.value)
+    with pytest.raises(ValueError, match="P_hat is required"):
+        RobustStoppingDistribution(2.0).fit(inst, None)
+    with pytest.raises(ValueError, match="P_true is required"):
+        evaluate(BreakEven(), inst, None)
+
+
 # -- PSK and the other baselines ---------------------------------------------------------------------------
 def test_psk_deterministic_values_from_the_paper():
     inst = SkiRental(100, 1000)
@@ -131,9 +203,7 @@ def test_cui_dinitz_hand_example():
 def test_prediction_free_baselines():
     inst = SkiRental(10, 40)
     assert BreakEven().buy_day(inst) == 10 and inst.worst_case_ratio(10) == pytest.approx(1.9)
-    assert evaluate(KarlinRandomized(), inst, point_mass(3, 40))["worst_case"] == pytest.approx(
-        minimax_ratio(10)
-    )
+    assert evaluate(KarlinRandomized(), inst, point_mass(3, 40))["worst_case"] == pytest.approx(minimax_ratio(10))
 
 
 # -- the robust stopping distribution (LP water-filling) ---------------------------------------------------
@@ -236,6 +306,8 @@ def test_evaluate_deterministic_and_randomized():
         (lambda: ClampPolicy(0.0), ValueError, "lam"),
         (lambda: ClampPolicy(1.5), ValueError, "lam"),
         (lambda: ClampPolicy("0.5"), TypeError, "lam"),
+        (lambda: ClampPolicy(0.5, mode="argmin"), ValueError, "mode must be one of"),
+        (lambda: ClampPolicy(0.5, mode=None), ValueError, "range_argmin"),
         (lambda: PSKDeterministic(-0.1), ValueError, "lam"),
         (lambda: PSKRandomized(2), ValueError, "lam"),
         (lambda: PSKDeterministic(0.5, point="p90"), ValueError, "point"),

@@ -21,7 +21,8 @@ ECR_P(k) = E[ALG_k / OPT]      ``inst.ecr(k, P)``, ``inst.ecr_all(P)`` (all k at
 k* = argmin_k ECR_P(k)         ``inst.optimal_threshold(P)``, ``OptimalThreshold()`` (oracle if fed P)
 worst-case ratio               ``inst.worst_case_ratio(k | pi | fitted)``
 c_B = 1/(1 - (1 - 1/B)^B)      ``minimax_ratio(B)``
-Clamp policy, lambda           ``ClampPolicy(lam)``
+Clamp policy, lambda           ``ClampPolicy(lam)`` (clamp the global argmin into the safe range) or
+                               ``ClampPolicy(lam, mode="range_argmin")`` (argmin within the range)
 water-filling, gamma           ``RobustStoppingDistribution(gamma)`` (alias ``WaterFilling``): ``.fit``,
                                ``.distribution_``, ``.water_level_`` (nu), ``.multipliers_`` (mu)
 baselines                      ``BreakEven``, ``KarlinRandomized``, ``PSKDeterministic``,

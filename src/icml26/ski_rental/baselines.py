@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .instance import SkiRental
-from .policies import _ceil, _check_inst, _floor, check_lam
+from .policies import _ceil, _check_inst, _floor, check_lam, check_prediction
 
 __all__ = [
     "BreakEven",
@@ -97,7 +97,7 @@ class PSKDeterministic:
 
     def buy_day(self, inst: SkiRental, P_hat: Any) -> int:
         inst = _check_inst(inst)
-        y = point_prediction(inst.check_pmf(P_hat, "P_hat"), self.point)
+        y = point_prediction(check_prediction(inst, P_hat, repr(self)), self.point)
         b = inst.buy_cost
         k = max(1, _ceil(self.lam * b)) if y >= b else _ceil(b / self.lam)
         return min(k, inst.horizon + 1)
@@ -120,7 +120,7 @@ class PSKRandomized:
 
     def distribution(self, inst: SkiRental, P_hat: Any) -> np.ndarray:
         inst = _check_inst(inst)
-        y = point_prediction(inst.check_pmf(P_hat, "P_hat"), self.point)
+        y = point_prediction(check_prediction(inst, P_hat, repr(self)), self.point)
         b, n = inst.buy_cost, inst.horizon
         k = max(1, _floor(self.lam * b)) if y >= b else _ceil(b / self.lam)
         q = _truncated_exponential(b, k)
@@ -145,7 +145,7 @@ class CuiDinitz:
 
     def buy_day(self, inst: SkiRental, P_hat: Any) -> int:
         inst = _check_inst(inst)
-        P_hat = inst.check_pmf(P_hat, "P_hat")
+        P_hat = check_prediction(inst, P_hat, repr(self))
         b, n = inst.buy_cost, inst.horizon
         k_hat = int(np.argmin(inst.expected_cost_all(P_hat))) + 1  # buy day; K_hat = k_hat - 1
         tail = 1.0 - np.concatenate([[0.0], np.cumsum(P_hat)])  # tail[t] = P_hat(x > t), t = 0..N

@@ -69,11 +69,14 @@ def _check_horizon(horizon: Any, buy_cost: int | None = None) -> int:
 
 def check_pmf(P: Any, length: int, name: str = "P") -> np.ndarray:
     """``P`` as a float64 array, after checking it is a pmf over ``{1..length}`` (errors name ``name``)."""
+    if P is None:
+        raise ValueError(
+            f"{name} is required: a 1-D pmf of length horizon={length} (days 1..{length}, non-negative, "
+            "summing to 1), got None"
+        )
     a = np.asarray(P, dtype=float)
     if a.ndim != 1 or a.shape[0] != length:
-        raise ValueError(
-            f"{name} must be a 1-D pmf of length horizon={length} (days 1..{length}), got shape {a.shape}"
-        )
+        raise ValueError(f"{name} must be a 1-D pmf of length horizon={length} (days 1..{length}), got shape {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite")
     if a.min() < -_PMF_TOL:
@@ -261,9 +264,7 @@ def geometric(q: float, horizon: int) -> np.ndarray:
     return P
 
 
-def bimodal(
-    mu1: float, sigma1: float, mu2: float, sigma2: float, horizon: int, weight: float = 0.5
-) -> np.ndarray:
+def bimodal(mu1: float, sigma1: float, mu2: float, sigma2: float, horizon: int, weight: float = 0.5) -> np.ndarray:
     """``weight * N(mu1, sigma1^2) + (1 - weight) * N(mu2, sigma2^2)``, each discretised as above."""
     if isinstance(weight, bool) or not isinstance(weight, Real) or not 0.0 <= weight <= 1.0:
         raise ValueError(f"weight must lie in [0, 1], got {weight!r}")

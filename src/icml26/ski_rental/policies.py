@@ -49,6 +49,21 @@ def _check_inst(inst: Any) -> SkiRental:
     return inst
 
 
+_CLAMP_MODES = ("clamp", "range_argmin")
+
+
+def check_prediction(inst: SkiRental, P_hat: Any, who: str) -> np.ndarray:
+    """``P_hat`` checked as a pmf over days ``1..N``; a missing one raises an error that says what is expected."""
+    if P_hat is None:
+        n = inst.horizon
+        raise ValueError(
+            f"{who} decides from a prediction: P_hat is required, a pmf over season lengths 1..{n} (a 1-D "
+            f"array of length horizon={n}, non-negative, summing to 1), got None; pass it as "
+            f"evaluate(policy, inst, P_true, P_hat) or policy.buy_day(inst, P_hat)"
+        )
+    return inst.check_pmf(P_hat, "P_hat")
+
+
 class OptimalThreshold:
     """Buy on ``k* = argmin_k ECR_{P_hat}(k)``: the best deterministic policy if ``P_hat`` is the truth.
 
@@ -57,28 +72,46 @@ class OptimalThreshold:
     """
 
     def buy_day(self, inst: SkiRental, P_hat: Any) -> int:
-        return _check_inst(inst).optimal_threshold(inst.check_pmf(P_hat, "P_hat"))[0]
+        inst = _check_inst(inst)
+        return inst.optimal_threshold(check_prediction(inst, P_hat, repr(self)))[0]
 
     def __repr__(self) -> str:
         return "OptimalThreshold()"
 
 
 class ClampPolicy:
-    """Clamp the distributional threshold into the safe range ``[ceil(lam B), ceil(B / lam)]``.
+    """A buy day from ``P_hat`` restricted to the safe range ``[lo, hi] = [ceil(lam B), ceil(B / lam)]``.
 
-    ``k_hat = argmin_k ECR_{P_hat}(k)``;  ``k = min(max(k_hat, ceil(lam B)), ceil(B / lam))`` (capped at
-    ``N + 1``, "never buy").  Every buy day in the range has worst-case ratio at most ``1 + 1/lam``
-    (``k <= B``: ``(k - 1 + B)/k``; ``k > B``: ``(k - 1 + B)/B``), whatever the prediction; when ``k_hat``
-    lies in the range and ``P_hat`` is right the policy is as good as the optimal threshold.  ``lam = 1`` is
-    the break-even policy (buy on day ``B``); ``lam -> 0`` recovers the unconstrained optimal threshold.
+    Two readings of "restrict the threshold to a safe range" (``mode``):
+
+    * ``"clamp"`` (default): clamp the global optimum into the range,
+      ``k_hat = argmin_{1 <= k <= N+1} ECR_{P_hat}(k)``, ``k = min(max(k_hat, lo), hi)``;
+    * ``"range_argmin"``: the optimum over the range itself, ``k = argmin_{lo <= k <= hi} ECR_{P_hat}(k)``
+      (smallest ``k`` on ties).
+
+    ``hi`` is capped at ``N + 1`` ("never buy").  Every buy day in the range has worst-case ratio at most
+    ``1 + 1/lam`` (``k <= B``: ``(k - 1 + B)/k``; ``k > B``: ``(k - 1 + B)/B``), whatever the prediction, so
+    both modes have the same guarantee.  Both agree when ``k_hat`` lies in the range (then, with ``P_hat``
+    right, they are as good as the optimal threshold).  Otherwise the clamp lands on the end of the range
+    nearer ``k_hat``, while the range argmin is never worse under ``P_hat``:
+    ``ECR_{P_hat}(range_argmin) <= ECR_{P_hat}(clamp)`` always (the ECR need not be unimodal in ``k``, so
+    the nearer end is not always the best point of the range).  ``lam = 1`` is the break-even policy (buy
+    on day ``B``) in both modes; ``lam -> 0`` recovers the unconstrained optimal threshold.
 
     Parameters
     ----------
     lam: trust parameter in ``(0, 1]`` (small: trust the prediction more).
+    mode: ``"clamp"`` or ``"range_argmin"`` (see above).
     """
 
-    def __init__(self, lam: float) -> None:
+    def __init__(self, lam: float, mode: str = "clamp") -> None:
         self.lam = check_lam(lam)
+        if not isinstance(mode, str) or mode not in _CLAMP_MODES:
+            raise ValueError(
+                f"mode must be one of {_CLAMP_MODES} ('clamp': clamp the global argmin of the predicted ECR "
+                f"into the safe range; 'range_argmin': the argmin within the safe range), got {mode!r}"
+            )
+        self.mode = mode
 
     @property
     def robustness(self) -> float:
@@ -91,12 +124,16 @@ class ClampPolicy:
         return max(1, _ceil(self.lam * b)), min(_ceil(b / self.lam), inst.horizon + 1)
 
     def buy_day(self, inst: SkiRental, P_hat: Any) -> int:
-        k_hat = OptimalThreshold().buy_day(inst, P_hat)
+        inst = _check_inst(inst)
+        e = inst.ecr_all(check_prediction(inst, P_hat, repr(self)))
         lo, hi = self.safe_range(inst)
+        if self.mode == "range_argmin":
+            return lo + int(np.argmin(e[lo - 1 : hi]))
+        k_hat = int(np.argmin(e)) + 1
         return min(max(k_hat, lo), hi)
 
     def __repr__(self) -> str:
-        return f"ClampPolicy(lam={self.lam:g})"
+        return f"ClampPolicy(lam={self.lam:g}, mode={self.mode!r})"
 
 
 class RobustStoppingDistribution:
@@ -144,7 +181,7 @@ class RobustStoppingDistribution:
 
     def fit(self, inst: SkiRental, P_hat: Any) -> RobustStoppingDistribution:
         inst = _check_inst(inst)
-        P_hat = inst.check_pmf(P_hat, "P_hat")
+        P_hat = check_prediction(inst, P_hat, repr(self))
         b, n = inst.buy_cost, inst.horizon
         c_b = minimax_ratio(b)
         if self.gamma < c_b - 1e-12:
