@@ -74,12 +74,14 @@ def _simulate_sources(rng, n, T, pi, A, B, b, psi, bbar, psibar):
 def make_arpln_data(n: int = 150, T: int = 20, n_features: int = 12, n_components: int = 5, n_regimes: int = 1,
                     scenario: str = "moderate", seed: int | None = 0, *, stickiness: float = 0.9,
                     regime_shift: float = 1.0, psi: float = 0.08, offset: float | None = None,
-                    ) -> tuple[np.ndarray, ARPLNTruth]:
+                    dynamics_seed: int | None = None) -> tuple[np.ndarray, ARPLNTruth]:
     """Draw ``X`` ``(n, T, K)`` int64 counts and the :class:`ARPLNTruth` that generated them.
 
     ``x_tj ~ Poisson(exp(o + (Gamma s_t)_j))``, ``s_1^(i) | u_1 = c ~ N(bbar_ic, psibar_ic)``,
     ``s_t^(i) | s_{t-1}, u_t = c ~ N(B_ic s_{t-1} + b_ic, psi_ic)``, ``u^(i)`` a Markov chain (``pi_i``, ``A_i``).
-    ``offset`` overrides the scenario's offset.
+    ``offset`` overrides the scenario's offset.  ``dynamics_seed`` (as in the paper's notebook, where the AR
+    dynamics come from one fixed seed shared by all scenarios and replicates) draws the dynamics from their own
+    stream; ``None`` draws them from ``seed``.
     """
     for name, v, lo in (("n", n, 1), ("T", T, 2), ("n_features", n_features, 1), ("n_components", n_components, 1),
                         ("n_regimes", n_regimes, 1)):
@@ -92,19 +94,20 @@ def make_arpln_data(n: int = 150, T: int = 20, n_features: int = 12, n_component
     if not 0.0 <= stickiness <= 1.0:
         raise ValueError(f"stickiness must lie in [0, 1], got {stickiness}")
     rng = np.random.default_rng(seed)
+    drng = rng if dynamics_seed is None else np.random.default_rng([int(dynamics_seed), 7919])
     d, C, K = n_components, n_regimes, n_features
     # dynamics (the notebook's, per component; shared by the regimes except for the bias)
-    B = 1.0 / (1.0 + np.exp(-(0.95 + 3.0 * rng.standard_normal(d))))
+    B = 1.0 / (1.0 + np.exp(-(0.95 + 3.0 * drng.standard_normal(d))))
     B[0] *= -0.5
     if d > 3:
         B[3] *= -0.5
         B[-1] = -2.0 * B[3]
-    b = 0.5 * rng.standard_normal(d) + 0.5
+    b = 0.5 * drng.standard_normal(d) + 0.5
     b[0] += 2.0
     if d > 1:
         b[1] += 0.4
-    bbar = b + 0.05 * rng.standard_normal(d)
-    psibar = psi + 0.3 * np.abs(rng.standard_normal(d))
+    bbar = b + 0.05 * drng.standard_normal(d)
+    psibar = psi + 0.3 * np.abs(drng.standard_normal(d))
     shifts = np.zeros(C) if C == 1 else regime_shift * (2.0 * np.arange(C) / (C - 1) - 1.0)
     ar_bias = b[:, None] + shifts[None, :]
     init_mean = bbar[:, None] + shifts[None, :]
