@@ -71,7 +71,8 @@ class CountICA:
     ``Bt = 0``), ``predictive`` (causal encoder), ``offsets`` ``"zero"`` | ``"logsum"`` (``log(sum_j x_tj + 1)``) or
     an ``(n, T)`` array passed to ``fit``, ``fit_intercept`` (per-feature log-rate ``mu0``), ``encoder_hidden``,
     ``max_epochs``, ``lr``, ``weight_decay``, ``batch_size`` (``None`` = full batch), ``tol``, ``patience``,
-    ``l2_mixing``, ``init`` ``"random"`` | ``"pca"`` | ``"fastica"`` (FastICA on ``log(X + 0.5)``), ``dtype``, ``random_state``, ``checkpoint_every``.
+    ``l2_mixing``, ``init`` ``"random"`` | ``"pca"`` | ``"fastica"`` (FastICA on ``log(X + 0.5)``), ``dtype``,
+    ``random_state``, ``checkpoint_every``.
 
     Attributes after ``fit``: ``mixing_`` ``(K, d)`` unit columns (Gamma), ``components_`` ``(d, K)`` its
     pseudo-inverse, ``intercept_`` ``(K,)``, ``transition_`` ``(d, C, C)``, ``initial_`` ``(d, C)``,
