@@ -215,7 +215,7 @@ class CountICA:
             if ck is not None and ((epoch + 1) % self.checkpoint_every == 0 or epoch + 1 == self.max_epochs):
                 tmp = ck.with_suffix(ck.suffix + ".tmp")
                 torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                            "gen": gen.get_state(), "history": history, "epoch": epoch + 1, "calm": calm}, tmp)
+                            "gen": gen.get_state(), "history": list(history), "epoch": epoch + 1, "calm": calm}, tmp)
                 os.replace(tmp, ck)
         self.model_ = model.eval()
         self.elbo_history_ = np.asarray(history)
@@ -256,7 +256,8 @@ class CountICA:
     def score(self, X, y=None, *, offsets=None, covariates=None) -> float:
         """Mean ELBO per sequence (a lower bound on ``log p(x)`` per sequence)."""
         x, o, c, q = self._posterior(X, offsets, covariates)
-        return float(self.model_.elbo(x, o, c, q=q)) / x.shape[0]
+        with torch.no_grad():
+            return float(self.model_.elbo(x, o, c, q=q)) / x.shape[0]
 
     def _regime_potentials(self, X, offsets=None, covariates=None):
         _, _, _, q = self._posterior(X, offsets, covariates)
