@@ -43,6 +43,14 @@ PAPERS: tuple[dict, ...] = (
         "Platt / isotonic / NWKR calibrators",
     },
     {
+        "slug": "count_ica",
+        "title": "Independent Component Discovery in Temporal Count Data (ARPLN-ICA)",
+        "paper": "Alexandre Chaussard, Anna Bonnet, Sylvain Le Corff, ICML 2026, arXiv 2601.21696",
+        "component": "CountICA (sklearn-style, FastICA surface) + ARPLNICA (nn.Module): regime-switching AR "
+        "sources, Poisson log-normal emissions, amortised variational EM; make_arpln_data, align_mixing; "
+        "FastICA / Picard / PCA / mean-field / chance baselines",
+    },
+    {
         "slug": "crel",
         "title": "Conformal Reliability: A New Evaluation Metric for Conditional Generation",
         "paper": "Gao, Sun, Wang, Shi, Wang, Feng, Fu, ICML 2026, arXiv 2605.30807",
@@ -128,7 +136,6 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "count_ica",
     "latent_geodesics",
     "lifil",
     "monet",

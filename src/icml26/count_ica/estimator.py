@@ -1,0 +1,424 @@
+"""``CountICA``: the scikit-learn-style wrapper around :class:`~icml26.count_ica.model.ARPLNICA`.
+
+Training alternates, per mini-batch, (i) one AdamW step on the encoder, ``W``, the intercept and ``M`` for
+``-ELBO / (n_batch T K)`` (+ ``l2_mixing * sum_i ||W_:,i||``), gradient norm clipped to 5, cosine-annealed
+learning rate, and (ii) the closed-form M-step for the prior (:meth:`ARPLNICA.m_step`).  Early stopping: the
+relative change of the epoch loss stays below ``tol`` for ``patience`` epochs.  ``fit(..., checkpoint=path)``
+saves the whole training state every ``checkpoint_every`` epochs and resumes from it when the file exists.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .model import ARPLNICA
+
+__all__ = ["CountICA", "validate_counts"]
+
+
+def validate_counts(X, name: str = "X") -> np.ndarray:
+    """``X`` as a float ``(n, T, K)`` array of non-negative integers; errors name the offending entries."""
+    if isinstance(X, torch.Tensor):
+        X = X.detach().cpu().numpy()
+    try:
+        A = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name} must be array-like of counts, got {type(X).__name__}") from exc
+    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array of counts, got dtype {A.dtype}")
+    if A.ndim != 3:
+        raise ValueError(f"{name} must have shape (n_sequences, n_times, n_features), got shape {A.shape}")
+    A = A.astype(np.float64)
+    if not np.all(np.isfinite(A)):
+        bad = np.argwhere(~np.isfinite(A))[:5].tolist()
+        raise ValueError(f"{name} must be finite counts; non-finite entries at (sequence, time, feature) {bad}")
+    if np.any(A < 0):
+        bad = np.argwhere(A < 0)[:5].tolist()
+        raise ValueError(
+            f"{name} must hold non-negative counts; negative entries at (sequence, time, feature) "
+            f"{bad} (values {[A[tuple(i)] for i in bad]})"
+        )
+    if np.any(A != np.round(A)):
+        bad = np.argwhere(A != np.round(A))[:5].tolist()
+        raise ValueError(
+            f"{name} must hold integer counts; non-integer entries at (sequence, time, feature) "
+            f"{bad} (values {[A[tuple(i)] for i in bad]})"
+        )
+    return A
+
+
+def _check_int(name: str, v, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= {lo}, got {type(v).__name__}")
+    if v < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {v}")
+    return int(v)
+
+
+def _check_pos(name: str, v, allow_zero: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
+    if not (v >= 0 if allow_zero else v > 0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {v}")
+    return float(v)
+
+
+class CountICA:
+    """Regime-adaptive ICA for temporal count data (ARPLN-ICA), FastICA-style surface.
+
+    Parameters: ``n_components`` (d), ``n_regimes`` (C), ``variational`` ``"ar"`` | ``"mf"`` (mean field,
+    ``Bt = 0``), ``predictive`` (causal encoder), ``offsets`` ``"zero"`` | ``"logsum"`` (``log(sum_j x_tj + 1)``) or
+    an ``(n, T)`` array passed to ``fit``, ``fit_intercept`` (per-feature log-rate ``mu0``), ``encoder_hidden``,
+    ``max_epochs``, ``lr``, ``weight_decay``, ``batch_size`` (``None`` = full batch), ``tol``, ``patience``,
+    ``l2_mixing``, ``init`` ``"random"`` | ``"pca"`` | ``"fastica"`` (FastICA on ``log(X + 0.5)``), ``dtype``,
+    ``random_state``, ``checkpoint_every``.
+
+    Attributes after ``fit``: ``mixing_`` ``(K, d)`` unit columns (Gamma), ``components_`` ``(d, K)`` its
+    pseudo-inverse, ``intercept_`` ``(K,)``, ``transition_`` ``(d, C, C)``, ``initial_`` ``(d, C)``,
+    ``ar_coef_``/``ar_bias_``/``ar_var_`` ``(d, C)``, ``elbo_history_`` (ELBO per sequence, each epoch),
+    ``n_iter_``, ``model_`` (the :class:`ARPLNICA`).
+    """
+
+    def __init__(
+        self,
+        n_components: int,
+        n_regimes: int = 1,
+        *,
+        variational: str = "ar",
+        predictive: bool = False,
+        offsets="zero",
+        fit_intercept: bool = True,
+        encoder_hidden: int = 32,
+        max_epochs: int = 600,
+        lr: float = 5e-3,
+        weight_decay: float = 1e-4,
+        batch_size: int | None = None,
+        tol: float = 1e-4,
+        patience: int = 10,
+        l2_mixing: float = 0.0,
+        init: str = "random",
+        dtype: str = "float32",
+        random_state: int | None = 0,
+        checkpoint_every: int = 50,
+    ) -> None:
+        self.n_components, self.n_regimes, self.variational = n_components, n_regimes, variational
+        self.predictive, self.offsets, self.fit_intercept = predictive, offsets, fit_intercept
+        self.encoder_hidden, self.max_epochs, self.lr, self.weight_decay = encoder_hidden, max_epochs, lr, weight_decay
+        self.batch_size, self.tol, self.patience, self.l2_mixing = batch_size, tol, patience, l2_mixing
+        self.init, self.dtype, self.random_state, self.checkpoint_every = init, dtype, random_state, checkpoint_every
+
+    # -- validation ------------------------------------------------------------------------------------------
+    def _validate_params(self) -> None:
+        _check_int("n_components", self.n_components, 1)
+        _check_int("n_regimes", self.n_regimes, 1)
+        _check_int("encoder_hidden", self.encoder_hidden, 1)
+        _check_int("max_epochs", self.max_epochs, 1)
+        _check_int("patience", self.patience, 1)
+        _check_int("checkpoint_every", self.checkpoint_every, 1)
+        if self.batch_size is not None:
+            _check_int("batch_size", self.batch_size, 1)
+        _check_pos("lr", self.lr)
+        _check_pos("weight_decay", self.weight_decay, allow_zero=True)
+        _check_pos("tol", self.tol, allow_zero=True)
+        _check_pos("l2_mixing", self.l2_mixing, allow_zero=True)
+        if self.variational not in ("ar", "mf"):
+            raise ValueError(f"variational must be 'ar' or 'mf', got {self.variational!r}")
+        if self.init not in ("random", "pca", "fastica"):
+            raise ValueError(f"init must be 'random', 'pca' or 'fastica', got {self.init!r}")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+        if isinstance(self.offsets, str) and self.offsets not in ("zero", "logsum", "given"):
+            raise ValueError(f"offsets must be 'zero', 'logsum', 'given' or an (n, T) array, got {self.offsets!r}")
+
+    @property
+    def _torch_dtype(self):
+        return torch.float64 if self.dtype == "float64" else torch.float32
+
+    def _prepare(self, X, offsets=None, covariates=None):
+        A = validate_counts(X)
+        n, T, K = A.shape
+        if hasattr(self, "n_features_in_") and K != self.n_features_in_:
+            raise ValueError(f"X has {K} features but the model was fitted with {self.n_features_in_}")
+        spec = self.offsets if offsets is None else offsets
+        if isinstance(spec, str) and spec == "zero":
+            o = np.zeros((n, T))
+        elif isinstance(spec, str) and spec == "logsum":
+            o = np.log(A.sum(-1) + 1.0)
+        elif isinstance(spec, str):
+            raise ValueError("offsets='given' needs an (n, T) array passed as fit(X, offsets=...)")
+        else:
+            o = np.asarray(spec, dtype=np.float64)
+            if o.shape != (n, T) or not np.all(np.isfinite(o)):
+                raise ValueError(f"offsets must be a finite array of shape (n, T) = {(n, T)}, got shape {o.shape}")
+        c = None
+        if covariates is not None:
+            c = np.asarray(covariates, dtype=np.float64)
+            if c.ndim != 2 or c.shape[0] != n or not np.all(np.isfinite(c)):
+                raise ValueError(f"covariates must be a finite (n, n_covariates) array with n = {n}, got {c.shape}")
+        dt = self._torch_dtype
+        return (
+            torch.as_tensor(A, dtype=dt),
+            torch.as_tensor(o, dtype=dt),
+            None if c is None else torch.as_tensor(c, dtype=dt),
+        )
+
+    # -- fit -------------------------------------------------------------------------------------------------
+    def fit(self, X, y=None, *, offsets=None, covariates=None, checkpoint: str | os.PathLike | None = None):
+        """Fit by amortised variational EM.  ``X``: ``(n, T, K)`` non-negative integer counts."""
+        self._validate_params()
+        x, o, c = self._prepare(X, offsets, covariates)
+        n, T, K = x.shape
+        d, C = self.n_components, self.n_regimes
+        if d > K:
+            raise ValueError(f"n_components must be <= n_features ({K}), got {d}")
+        self.n_features_in_ = K
+        if self.random_state is not None:
+            torch.manual_seed(int(self.random_state))
+        model = ARPLNICA(
+            K,
+            d,
+            C,
+            0 if c is None else c.shape[1],
+            hidden=self.encoder_hidden,
+            mlp=self.encoder_hidden,
+            mean_field=self.variational == "mf",
+            predictive=self.predictive,
+            fit_intercept=self.fit_intercept,
+        ).to(self._torch_dtype)
+        with torch.no_grad():
+            logx = torch.log(x + 0.5) - o.unsqueeze(-1)
+            model.intercept.copy_(logx.mean((0, 1)) if self.fit_intercept else torch.zeros(K))
+            if self.init == "pca":
+                Z = (logx - logx.mean((0, 1))).reshape(-1, K)
+                _, _, Vt = torch.linalg.svd(Z, full_matrices=False)
+                model.W.copy_(Vt[:d].T + 0.1 * torch.randn(K, d, dtype=x.dtype))
+            elif self.init == "fastica":
+                from .baselines import fastica_log
+
+                G0 = fastica_log(x.numpy(), d, random_state=self.random_state)
+                model.W.copy_(torch.as_tensor(G0 / np.linalg.norm(G0, axis=0), dtype=x.dtype))
+        params = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
+        bs = n if self.batch_size is None else min(self.batch_size, n)
+        n_batches = math.ceil(n / bs)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.max_epochs * n_batches)
+        history, start, calm = [], 0, 0
+        gen = torch.Generator().manual_seed(0 if self.random_state is None else int(self.random_state))
+        ck = None if checkpoint is None else Path(checkpoint)
+        if ck is not None and ck.exists():
+            state = torch.load(ck, weights_only=False)
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["opt"])
+            sched.load_state_dict(state["sched"])
+            gen.set_state(state["gen"])
+            history, start, calm = list(state["history"]), int(state["epoch"]), int(state["calm"])
+        self.stopped_early_ = False
+        for epoch in range(start, self.max_epochs):
+            if calm >= self.patience:
+                self.stopped_early_ = True
+                break
+            perm = torch.randperm(n, generator=gen) if n_batches > 1 else torch.arange(n)
+            total = 0.0
+            for k in range(n_batches):
+                idx = perm[k * bs : (k + 1) * bs]
+                xb, ob = x[idx], o[idx]
+                cb = None if c is None else c[idx]
+                q = model(xb, ob, cb)
+                elbo = model.elbo(xb, ob, cb, q=q)
+                loss = -elbo / (len(idx) * T * K)
+                if self.l2_mixing:
+                    loss = loss + self.l2_mixing * model.W.norm(dim=0).sum()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 5.0)
+                opt.step()
+                sched.step()
+                model.m_step({k2: v.detach() for k2, v in q.items()})
+                total += float(elbo.detach())
+            history.append(total / n)
+            if len(history) > 1:
+                rel = abs(history[-1] - history[-2]) / max(abs(history[-2]), 1e-12)
+                calm = calm + 1 if rel < self.tol else 0
+            if ck is not None and ((epoch + 1) % self.checkpoint_every == 0 or epoch + 1 == self.max_epochs):
+                tmp = ck.with_suffix(ck.suffix + ".tmp")
+                torch.save(
+                    {
+                        "model": model.state_dict(),
+                        "opt": opt.state_dict(),
+                        "sched": sched.state_dict(),
+                        "gen": gen.get_state(),
+                        "history": list(history),
+                        "epoch": epoch + 1,
+                        "calm": calm,
+                    },
+                    tmp,
+                )
+                os.replace(tmp, ck)
+        self.model_ = model.eval()
+        self.elbo_history_ = np.asarray(history)
+        self.n_iter_ = len(history)
+        self._set_attributes()
+        return self
+
+    def _set_attributes(self) -> None:
+        m = self.model_
+        with torch.no_grad():
+            G = m.Gamma.detach().double().numpy()
+        self.mixing_ = G
+        self.components_ = np.linalg.pinv(G)
+        self.intercept_ = m.intercept.detach().double().numpy()
+        self.transition_ = m.A.double().numpy()
+        self.initial_ = m.pi.double().numpy()
+        self.ar_coef_, self.ar_bias_, self.ar_var_ = (
+            m.B.double().numpy(),
+            m.b.double().numpy(),
+            m.psi.double().numpy(),
+        )
+        self.init_mean_, self.init_var_ = m.bbar.double().numpy(), m.psibar.double().numpy()
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this CountICA instance is not fitted yet: call fit(X) first")
+
+    @torch.no_grad()
+    def _posterior(self, X, offsets=None, covariates=None):
+        self._check_fitted()
+        x, o, c = self._prepare(X, offsets, covariates)
+        q = self.model_(x, o, c)
+        return x, o, c, q
+
+    # -- inference -------------------------------------------------------------------------------------------
+    def transform(self, X, *, offsets=None, covariates=None) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior means and marginal variances of the sources, ``(n, T, d)`` each."""
+        _, _, _, q = self._posterior(X, offsets, covariates)
+        return q["mu"].double().numpy(), q["Sigma"].double().numpy()
+
+    def score(self, X, y=None, *, offsets=None, covariates=None) -> float:
+        """Mean ELBO per sequence (a lower bound on ``log p(x)`` per sequence)."""
+        x, o, c, q = self._posterior(X, offsets, covariates)
+        with torch.no_grad():
+            return float(self.model_.elbo(x, o, c, q=q)) / x.shape[0]
+
+    def _regime_potentials(self, X, offsets=None, covariates=None):
+        _, _, _, q = self._posterior(X, offsets, covariates)
+        return self.model_.expected_loglik(q).double()  # (n, T, d, C)
+
+    def predict_proba_regimes(self, X, *, offsets=None, covariates=None) -> np.ndarray:
+        """Smoothed regime marginals ``P(u_t^(i) = c | x)`` ``(n, T, d, C)``: forward-backward on the HMM with
+        prior ``(pi, A)`` and potentials ``exp L_t(c)`` (the expected Gaussian log-likelihoods under ``q(s)``)."""
+        L = self._regime_potentials(X, offsets, covariates)
+        logpi = torch.as_tensor(self.initial_).clamp_min(1e-300).log()
+        logA = torch.as_tensor(self.transition_).clamp_min(1e-300).log()
+        n, T, d, C = L.shape
+        fw = [logpi + L[:, 0]]
+        for t in range(1, T):
+            fw.append(torch.logsumexp(fw[-1].unsqueeze(-1) + logA, dim=-2) + L[:, t])
+        bw = [torch.zeros(n, d, C, dtype=L.dtype)]
+        for t in range(T - 1, 0, -1):
+            bw.append(torch.logsumexp(logA + (L[:, t] + bw[-1]).unsqueeze(-2), dim=-1))
+        bw = bw[::-1]
+        post = torch.stack([f + b for f, b in zip(fw, bw)], 1)
+        return torch.softmax(post, dim=-1).numpy()
+
+    def predict_regimes(self, X, *, viterbi: bool = True, offsets=None, covariates=None) -> np.ndarray:
+        """Regime path ``(n, T, d)`` ints: the Viterbi path (``viterbi=True``) or the argmax of the marginals."""
+        if not viterbi:
+            return self.predict_proba_regimes(X, offsets=offsets, covariates=covariates).argmax(-1)
+        L = self._regime_potentials(X, offsets, covariates).numpy()
+        return viterbi_path(np.log(np.maximum(self.initial_, 1e-300)), np.log(np.maximum(self.transition_, 1e-300)), L)
+
+    # -- generation ------------------------------------------------------------------------------------------
+    def sample(self, n: int = 100, T: int = 20, *, offsets=None, covariates=None, random_state=None):
+        """Draw ``(X, S, U)`` from the fitted generative model: counts ``(n, T, K)``, sources ``(n, T, d)``,
+        regimes ``(n, T, d)``.  ``offsets``: a scalar or ``(n, T)`` array (default 0)."""
+        self._check_fitted()
+        n, T = _check_int("n", n, 1), _check_int("T", T, 1)
+        rng = np.random.default_rng(random_state)
+        U0 = _draw_cat(rng, np.broadcast_to(self.initial_, (n,) + self.initial_.shape))
+        S, U = _simulate(
+            rng,
+            U0,
+            self.init_mean_,
+            self.init_var_,
+            self.transition_,
+            self.ar_coef_,
+            self.ar_bias_,
+            self.ar_var_,
+            T,
+            s0=None,
+        )
+        o = np.zeros((n, T)) if offsets is None else np.broadcast_to(np.asarray(offsets, dtype=float), (n, T))
+        eta = o[..., None] + self.intercept_ + S @ self.mixing_.T
+        if covariates is not None:
+            eta = eta + (np.asarray(covariates, dtype=float) @ self.model_.M.detach().double().numpy().T)[:, None]
+        return rng.poisson(np.exp(np.minimum(eta, 30.0))).astype(np.int64), S, U
+
+    def forecast(
+        self, X, horizon: int = 1, *, n_samples: int = 200, offsets=None, future_offsets=None, random_state=None
+    ) -> np.ndarray:
+        """Expected counts ``(n, horizon, K)`` after the observed prefix ``X`` (``(n, T0, K)``): draw
+        ``s_{T0} ~ q``, ``u_{T0}`` from the filtered marginal, roll the prior dynamics forward and average
+        ``exp(eta)`` over ``n_samples`` paths.  Meant for ``predictive=True`` (the posterior at ``T0`` then
+        conditions on the prefix exactly as during training)."""
+        horizon, n_samples = _check_int("horizon", horizon, 1), _check_int("n_samples", n_samples, 1)
+        _, _, _, q = self._posterior(X, offsets)
+        mu, Sig = q["mu"][:, -1].double().numpy(), q["Sigma"][:, -1].double().numpy()
+        pU = self.predict_proba_regimes(X, offsets=offsets)[:, -1]  # (n, d, C)
+        rng = np.random.default_rng(random_state)
+        n = mu.shape[0]
+        fo = (
+            np.zeros((n, horizon))
+            if future_offsets is None
+            else np.broadcast_to(np.asarray(future_offsets, dtype=float), (n, horizon))
+        )
+        out = np.zeros((n, horizon, self.n_features_in_))
+        for _ in range(n_samples):
+            s = mu + np.sqrt(Sig) * rng.standard_normal(mu.shape)
+            u = _draw_cat(rng, pU)
+            S, _ = _simulate(
+                rng, u, None, None, self.transition_, self.ar_coef_, self.ar_bias_, self.ar_var_, horizon + 1, s0=s
+            )
+            out += np.exp(np.minimum(fo[..., None] + self.intercept_ + S[:, 1:] @ self.mixing_.T, 30.0))
+        return out / n_samples
+
+
+def _draw_cat(rng, P: np.ndarray) -> np.ndarray:
+    """One categorical draw per row of ``P`` (``(..., C)``)."""
+    cum = np.cumsum(P, axis=-1)
+    return np.minimum((rng.random(P.shape[:-1] + (1,)) * cum[..., -1:] > cum).sum(-1), P.shape[-1] - 1)
+
+
+def _simulate(rng, U0, bbar, psibar, A, B, b, psi, T, s0=None):
+    n, d = U0.shape
+    cols = np.arange(d)
+    U = np.empty((n, T, d), dtype=np.int64)
+    S = np.empty((n, T, d))
+    U[:, 0] = U0
+    S[:, 0] = s0 if s0 is not None else bbar[cols, U0] + np.sqrt(psibar[cols, U0]) * rng.standard_normal((n, d))
+    for t in range(1, T):
+        U[:, t] = _draw_cat(rng, A[cols, U[:, t - 1]])
+        c = U[:, t]
+        S[:, t] = B[cols, c] * S[:, t - 1] + b[cols, c] + np.sqrt(psi[cols, c]) * rng.standard_normal((n, d))
+    return S, U
+
+
+def viterbi_path(log_pi: np.ndarray, log_A: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """Most likely regime path per sequence and component: ``argmax_u log pi(u_1) + sum_t log A(u_{t-1}, u_t) +
+    sum_t L_t(u_t)``.  ``log_pi`` ``(d, C)``, ``log_A`` ``(d, C, C)``, ``L`` ``(n, T, d, C)`` -> ``(n, T, d)``."""
+    n, T, d, C = L.shape
+    delta = log_pi[None] + L[:, 0]
+    back = np.empty((n, T, d, C), dtype=np.int64)
+    for t in range(1, T):
+        cand = delta[..., :, None] + log_A[None]  # (n, d, C', C)
+        back[:, t] = cand.argmax(-2)
+        delta = cand.max(-2) + L[:, t]
+    path = np.empty((n, T, d), dtype=np.int64)
+    path[:, -1] = delta.argmax(-1)
+    for t in range(T - 1, 0, -1):
+        path[:, t - 1] = np.take_along_axis(back[:, t], path[:, t][..., None], -1)[..., 0]
+    return path

@@ -1,0 +1,69 @@
+"""Metrics: mixing recovery up to permutation and sign, sliced Wasserstein, regime accuracy."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+__all__ = ["align_mixing", "sliced_wasserstein", "regime_accuracy", "standardized_log_counts"]
+
+
+def align_mixing(estimated, true) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Align estimated mixing columns to the true ones: ``perm`` maximises ``sum_i |cos(G_true[:, i],
+    G_est[:, perm[i]])|`` (Hungarian), ``sign[i] = sign(cos)``.
+
+    Returns ``(G_aligned, perm, sign, cos)`` with ``G_aligned[:, i] = sign[i] * G_est[:, perm[i]] /
+    ||G_est[:, perm[i]]||`` and ``cos[i] = |cos|`` of the pair (one per true component).
+    """
+    E, G = np.asarray(estimated, dtype=float), np.asarray(true, dtype=float)
+    if E.ndim != 2 or G.ndim != 2 or E.shape[0] != G.shape[0]:
+        raise ValueError(f"estimated and true must be (K, d) matrices with the same K, got {E.shape} and {G.shape}")
+    if E.shape[1] < G.shape[1]:
+        raise ValueError(f"estimated must have at least as many columns as true ({G.shape[1]}), got {E.shape[1]}")
+    En = E / np.maximum(np.linalg.norm(E, axis=0, keepdims=True), 1e-300)
+    Gn = G / np.maximum(np.linalg.norm(G, axis=0, keepdims=True), 1e-300)
+    C = Gn.T @ En  # (d_true, d_est)
+    rows, cols = linear_sum_assignment(-np.abs(C))
+    perm = cols[np.argsort(rows)]
+    c = C[np.arange(G.shape[1]), perm]
+    sign = np.where(c < 0, -1.0, 1.0)
+    return En[:, perm] * sign, perm, sign, np.abs(c)
+
+
+def standardized_log_counts(X, ref=None) -> np.ndarray:
+    """``log(1 + X)`` flattened to ``(n, T K)`` and standardised with the mean/sd of ``ref`` (default ``X``)."""
+    Z = np.log1p(np.asarray(X, dtype=float)).reshape(len(X), -1)
+    R = Z if ref is None else np.log1p(np.asarray(ref, dtype=float)).reshape(len(ref), -1)
+    return (Z - R.mean(0)) / np.maximum(R.std(0), 1e-8)
+
+
+def sliced_wasserstein(A, B, n_projections: int = 1000, seed: int = 0) -> float:
+    """Sliced 2-Wasserstein distance ``(E_theta W_2^2(theta.A, theta.B))^(1/2)`` over uniform directions on the
+    sphere (same estimator as POT's ``sliced_wasserstein_distance`` with ``p = 2`` and uniform weights); 1-D
+    distances between empirical quantile functions, so unequal sizes are allowed."""
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        raise ValueError(f"A and B must be (n, p) arrays with the same p, got {A.shape} and {B.shape}")
+    rng = np.random.default_rng(seed)
+    P = rng.standard_normal((A.shape[1], n_projections))
+    P /= np.linalg.norm(P, axis=0, keepdims=True)
+    pa, pb = np.sort(A @ P, axis=0), np.sort(B @ P, axis=0)
+    qs = np.linspace(0.0, 1.0, max(len(A), len(B)) * 2 + 1)[1::2]
+    qa = pa[np.minimum((qs * len(A)).astype(int), len(A) - 1)]
+    qb = pb[np.minimum((qs * len(B)).astype(int), len(B) - 1)]
+    return float(np.sqrt(np.mean((qa - qb) ** 2)))
+
+
+def regime_accuracy(true_paths, est_paths) -> np.ndarray:
+    """Per-component accuracy of decoded regime paths ``(n, T, d)``, maximised over relabelings of the regimes
+    (regimes are identified up to permutation)."""
+    U, V = np.asarray(true_paths), np.asarray(est_paths)
+    if U.shape != V.shape or U.ndim != 3:
+        raise ValueError(f"true_paths and est_paths must have the same (n, T, d) shape, got {U.shape}, {V.shape}")
+    C = int(max(U.max(), V.max())) + 1
+    out = np.zeros(U.shape[-1])
+    for i in range(U.shape[-1]):
+        out[i] = max(np.mean(np.asarray(p)[V[..., i]] == U[..., i]) for p in itertools.permutations(range(C)))
+    return out

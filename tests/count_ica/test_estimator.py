@@ -1,0 +1,100 @@
+"""CountICA: bad inputs, shapes, learning (ELBO increases), checkpoint resume, sampling, regimes, forecasting."""
+
+import numpy as np
+import pytest
+
+from icml26.count_ica import CountICA, make_arpln_data
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_arpln_data(n=30, T=8, n_features=6, n_components=2, n_regimes=2, scenario="moderate", seed=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, _ = data
+    return CountICA(2, 2, max_epochs=40, random_state=0, tol=0.0).fit(X)
+
+
+def test_bad_counts_name_entries():
+    X = np.ones((2, 3, 4))
+    X[1, 2, 3] = -1
+    with pytest.raises(ValueError, match=r"negative entries .*\[\[1, 2, 3\]\]"):
+        CountICA(2).fit(X)
+    X[1, 2, 3] = 0.5
+    with pytest.raises(ValueError, match=r"non-integer entries .*\[\[1, 2, 3\]\]"):
+        CountICA(2).fit(X)
+    with pytest.raises(ValueError, match="shape"):
+        CountICA(2).fit(np.ones((3, 4)))
+    with pytest.raises(TypeError):
+        CountICA(2).fit(np.array([[["a"]]]))
+
+
+def test_bad_parameters():
+    X = np.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="n_components must be <= n_features"):
+        CountICA(5).fit(X)
+    with pytest.raises(ValueError, match="variational"):
+        CountICA(2, variational="x").fit(X)
+    with pytest.raises(TypeError, match="n_components"):
+        CountICA(2.5).fit(X)
+    with pytest.raises(ValueError, match="lr"):
+        CountICA(2, lr=-1.0).fit(X)
+    with pytest.raises(ValueError, match="n_components must be <= n_features"):
+        make_arpln_data(n_features=3, n_components=4)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        CountICA(2).transform(X)
+
+
+def test_attributes_and_shapes(fitted, data):
+    X, _ = data
+    m = fitted
+    assert m.mixing_.shape == (6, 2) and m.components_.shape == (2, 6)
+    assert np.allclose(np.linalg.norm(m.mixing_, axis=0), 1.0, atol=1e-6)
+    assert np.allclose(m.components_ @ m.mixing_, np.eye(2), atol=1e-8)
+    assert m.transition_.shape == (2, 2, 2) and np.allclose(m.transition_.sum(-1), 1.0)
+    mu, var = m.transform(X)
+    assert mu.shape == var.shape == (30, 8, 2) and np.all(var > 0)
+    p = m.predict_proba_regimes(X)
+    assert p.shape == (30, 8, 2, 2) and np.allclose(p.sum(-1), 1.0)
+    path = m.predict_regimes(X, viterbi=True)
+    assert path.shape == (30, 8, 2) and set(np.unique(path)) <= {0, 1}
+    Xs, S, U = m.sample(n=7, T=5, random_state=0)
+    assert Xs.shape == (7, 5, 6) and Xs.dtype == np.int64 and S.shape == U.shape == (7, 5, 2)
+    fc = m.forecast(X[:, :5], horizon=3, n_samples=20, random_state=0)
+    assert fc.shape == (30, 3, 6) and np.all(fc > 0)
+    assert np.isfinite(m.score(X))
+
+
+def test_elbo_increases_during_fit(fitted):
+    h = fitted.elbo_history_
+    assert h[-5:].mean() > h[:5].mean()
+
+
+def test_checkpoint_resume_equals_uninterrupted(tmp_path, data, monkeypatch):
+    import copy
+
+    import torch
+
+    import icml26.count_ica.estimator as est
+
+    X, _ = data
+    kw = {"max_epochs": 20, "random_state": 1, "tol": 0.0, "checkpoint_every": 10}
+    full = CountICA(2, 1, **kw).fit(X)
+    saved, real_save = [], torch.save
+    monkeypatch.setattr(est.torch, "save", lambda obj, f: (saved.append(copy.deepcopy(obj)), real_save(obj, f)))
+    CountICA(2, 1, **kw).fit(X, checkpoint=tmp_path / "a.pt")
+    monkeypatch.setattr(est.torch, "save", real_save)
+    assert [s["epoch"] for s in saved] == [10, 20]
+    real_save(saved[0], tmp_path / "b.pt")  # an interrupted run: only the epoch-10 state on disk
+    resumed = CountICA(2, 1, **kw).fit(X, checkpoint=tmp_path / "b.pt")
+    assert len(resumed.elbo_history_) == 20
+    assert np.allclose(resumed.elbo_history_, full.elbo_history_, rtol=1e-5)
+    assert np.allclose(resumed.mixing_, full.mixing_, atol=1e-5)
+
+
+def test_early_stopping(data):
+    X, _ = data
+    m = CountICA(2, 1, max_epochs=200, tol=1.0, patience=2, random_state=0).fit(X)
+    assert m.stopped_early_ and m.n_iter_ <= 4

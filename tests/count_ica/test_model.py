@@ -1,0 +1,187 @@
+"""Closed forms and invariants of ARPLN-ICA: Poisson expectation, moment recursion, ELBO vs Monte Carlo, regime
+posterior normalisation, M-step stationarity, scale invariance of Gamma, Viterbi, align_mixing."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.count_ica import ARPLNICA, align_mixing, viterbi_path
+from icml26.count_ica.metrics import regime_accuracy, sliced_wasserstein
+
+torch.set_default_dtype(torch.float64)
+
+
+def _model(K=4, d=2, C=2, seed=0, mean_field=False):
+    torch.manual_seed(seed)
+    m = ARPLNICA(K, d, C, hidden=8, mlp=8, mean_field=mean_field).double()
+    with torch.no_grad():
+        m.B.copy_(torch.tensor([[0.5, -0.3], [0.8, 0.2]])[:d, :C])
+        m.b.copy_(torch.tensor([[0.1, -0.4], [0.3, 0.6]])[:d, :C])
+        m.psi.copy_(torch.tensor([[0.5, 0.8], [0.3, 1.1]])[:d, :C])
+        if C == 2:
+            m.A.copy_(torch.tensor([[0.8, 0.2], [0.3, 0.7]]).expand(d, 2, 2))
+            m.pi.copy_(torch.tensor([0.6, 0.4]).expand(d, 2))
+    return m
+
+
+def _data(n=3, T=3, K=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.poisson(torch.full((n, T, K), 2.0), generator=g), torch.zeros(n, T)
+
+
+def test_poisson_expectation_closed_form_vs_monte_carlo():
+    g = torch.Generator().manual_seed(1)
+    G = torch.randn(5, 3, generator=g)
+    G = G / G.norm(dim=0)
+    mu, var = torch.randn(3, generator=g) * 0.3, torch.rand(3, generator=g) * 0.5
+    s = mu + var.sqrt() * torch.randn(100_000, 3, generator=g)
+    mc = torch.exp(s @ G.T).mean(0)
+    closed = torch.exp(G @ mu + 0.5 * (G**2) @ var)
+    assert torch.allclose(mc, closed, rtol=0.01)
+
+
+def test_moment_recursion_matches_simulation_of_the_variational_chain():
+    m = _model()
+    x, o = _data(n=2, T=4)
+    with torch.no_grad():
+        q = m(x, o)
+    g = torch.Generator().manual_seed(2)
+    N = 200_000
+    s = q["mu"][:, 0] + q["psit"][:, 0].sqrt() * torch.randn(N, 2, 2, generator=g)
+    for t in range(1, 4):
+        prev = s
+        s = q["Bt"][:, t] * s + q["bt"][:, t] + q["psit"][:, t].sqrt() * torch.randn(N, 2, 2, generator=g)
+        assert torch.allclose(s.mean(0), q["mu"][:, t], atol=0.02)
+        assert torch.allclose(s.var(0), q["Sigma"][:, t], rtol=0.03, atol=1e-3)
+        cov = ((s - s.mean(0)) * (prev - prev.mean(0))).mean(0)
+        assert torch.allclose(cov, q["cross"][:, t], atol=0.02)
+
+
+def _log_joint_minus_q(m, x, o, q, s, u):
+    """Monte-Carlo integrand log p(x, s, u) - log q(s, u) for draws s (N, n, T, d), u (N, n, T, d)."""
+    G = m.Gamma
+    eta = o[..., None] + m.intercept + s @ G.T
+    lp = (x * eta - torch.exp(eta) - torch.lgamma(x + 1)).sum((-1, -2))
+    d = torch.arange(s.shape[-1])
+
+    def lnorm(v, mean, var):
+        return -0.5 * (math.log(2 * math.pi) + var.log() + (v - mean) ** 2 / var)
+
+    u1 = u[..., 0, :]
+    lp = lp + (m.pi[d, u1].log() + lnorm(s[..., 0, :], m.bbar[d, u1], m.psibar[d, u1])).sum(-1)
+    lq = lnorm(s[..., 0, :], q["mu"][:, 0], q["psit"][:, 0]).sum(-1)
+    r = m.regime_posterior(m.expected_loglik(q))
+    lq = lq + r["nu"][torch.arange(x.shape[0])[:, None], d, u1].log().sum(-1)
+    for t in range(1, x.shape[1]):
+        ut, up = u[..., t, :], u[..., t - 1, :]
+        mean = m.B[d, ut] * s[..., t - 1, :] + m.b[d, ut]
+        lp = lp + (m.A[d, up, ut].log() + lnorm(s[..., t, :], mean, m.psi[d, ut])).sum(-1)
+        qmean = q["Bt"][:, t] * s[..., t - 1, :] + q["bt"][:, t]
+        lq = lq + lnorm(s[..., t, :], qmean, q["psit"][:, t]).sum(-1)
+        tau = r["tau"][:, t - 1]  # (n, d, C', C)
+        lq = lq + tau[torch.arange(x.shape[0])[:, None], d, up, ut].log().sum(-1)
+    return lp - lq
+
+
+def test_elbo_matches_monte_carlo_estimate():
+    m = _model(K=4, d=2, C=2, seed=3)
+    x, o = _data(n=2, T=3, seed=3)
+    with torch.no_grad():
+        q = m(x, o)
+        elbo = m.elbo(x, o, q=q, per_sequence=True)
+        r = m.regime_posterior(m.expected_loglik(q))
+        g = torch.Generator().manual_seed(4)
+        N = 100_000
+        s = [q["mu"][:, 0] + q["psit"][:, 0].sqrt() * torch.randn(N, 2, 2, generator=g)]
+        for t in range(1, 3):
+            s.append(q["Bt"][:, t] * s[-1] + q["bt"][:, t] + q["psit"][:, t].sqrt() * torch.randn(N, 2, 2, generator=g))
+        s = torch.stack(s, -2)
+        u = [torch.multinomial(r["nu"].reshape(-1, 2), N, replacement=True, generator=g).T.reshape(N, 2, 2)]
+        for t in range(1, 3):
+            P = r["tau"][:, t - 1]  # (n, d, C', C)
+            idx = u[-1]
+            rows = P[torch.arange(2)[None, :, None], torch.arange(2)[None, None, :], idx]  # (N, n, d, C)
+            u.append((torch.rand(N, 2, 2, 1, generator=g) > rows.cumsum(-1)).sum(-1).clamp_max(1))
+        u = torch.stack(u, -2)
+        vals = _log_joint_minus_q(m, x, o, q, s, u)
+    est, se = vals.mean(0), vals.std(0) / math.sqrt(N)
+    assert torch.all((est - elbo).abs() < 5 * se + 1e-3), (est, elbo, se)
+
+
+def test_regime_posterior_rows_sum_to_one_and_single_regime_has_no_kl():
+    m = _model()
+    x, o = _data()
+    with torch.no_grad():
+        q = m(x, o)
+        r = m.regime_posterior(m.expected_loglik(q))
+    assert torch.allclose(r["tau"].sum(-1), torch.ones(()), atol=1e-12)
+    assert torch.allclose(r["alpha"].sum(-1), torch.ones(()), atol=1e-12)
+    m1 = _model(C=1)
+    with torch.no_grad():
+        q1 = m1(x, o)
+        L = m1.expected_loglik(q1)
+        r1 = m1.regime_posterior(L)
+        prior = r1["logZ1"].sum(-1) + (r1["alpha"][:, :-1] * r1["logZ"]).sum((1, 2, 3))
+    assert torch.allclose(prior, L.sum((1, 2, 3)), atol=1e-10)  # C = 1: regime KLs vanish
+
+
+def test_m_step_is_a_stationary_point_of_the_elbo():
+    m = _model(C=1)
+    x, o = _data(n=6, T=5)
+    with torch.no_grad():
+        q = {k: v.detach() for k, v in m(x, o).items()}
+    m.m_step(q)
+    params = [m.B, m.b, m.psi, m.bbar, m.psibar]
+    for p in params:
+        p.requires_grad_(True)
+    m.elbo(x, o, q=q).backward()
+    for p in params:
+        assert p.grad.abs().max() < 1e-8, p.grad
+
+
+def test_gamma_scale_invariance_and_zero_mixing():
+    m = _model()
+    x, o = _data()
+    with torch.no_grad():
+        e1 = m.elbo(x, o)
+        m.W.mul_(torch.tensor([3.0, 0.2]))
+        e2 = m.elbo(x, o)
+    assert torch.allclose(e1, e2, atol=1e-8)
+    G = torch.zeros(4, 2)
+    mu = torch.randn(3, 3, 2)
+    eta = torch.zeros(3, 3)[..., None] + mu @ G.T
+    assert torch.equal(torch.exp(eta), torch.ones_like(eta))  # Gamma = 0 -> Poisson(exp(o))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 6), st.integers(0, 10_000))
+def test_align_mixing_recovers_planted_permutation_and_sign(d, seed):
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((d + 3, d))
+    p = rng.permutation(d)
+    s = rng.choice([-1.0, 1.0], d)
+    E = G[:, p] * s * rng.uniform(0.1, 5.0, d)
+    Ga, perm, sign, cos = align_mixing(E, G)
+    assert np.allclose(cos, 1.0)
+    assert np.array_equal(p[perm], np.arange(d))
+    assert np.allclose(Ga, G / np.linalg.norm(G, axis=0))
+
+
+def test_viterbi_on_deterministic_chain_and_regime_accuracy():
+    T, C = 6, 2
+    logA = np.log(np.array([[[1e-12, 1.0], [1.0, 1e-12]]]))  # alternating chain
+    logpi = np.log(np.array([[1.0, 1e-12]]))
+    L = np.zeros((1, T, 1, C))
+    path = viterbi_path(logpi, logA, L)
+    assert path[0, :, 0].tolist() == [0, 1, 0, 1, 0, 1]
+    assert regime_accuracy(path, 1 - path)[0] == 1.0  # up to relabeling
+
+
+def test_sliced_wasserstein_zero_on_identical_and_positive_on_shift():
+    A = np.random.default_rng(0).standard_normal((200, 4))
+    assert sliced_wasserstein(A, A) == pytest.approx(0.0, abs=1e-12)
+    assert sliced_wasserstein(A, A + 1.0) > 0.4
