@@ -44,7 +44,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
 
@@ -68,8 +68,7 @@ def to_jsonable(x: Any) -> Any:
     if isinstance(x, (int, np.integer)):
         return int(x)
     if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return x if math.isfinite(x) else None
+        return float(x) if math.isfinite(x) else None
     if isinstance(x, Path):
         return str(x)
     if x is None or isinstance(x, str):
@@ -86,19 +85,14 @@ _DEPENDENCIES = ("torch", "scipy", "sklearn", "opacus", "ot", "transformers", "f
 def versions() -> dict[str, str]:
     """Versions of python, this package, numpy and every dependency the run imported (recorded in every result)."""
     from icml26 import __version__
-
-    out = {"python": platform.python_version(), "package": __version__, "numpy": np.__version__}
-    for name in _DEPENDENCIES:
-        if name in sys.modules:
-            out[name] = str(getattr(sys.modules[name], "__version__", "unknown"))
-    out["platform"] = platform.platform()
-    return out
+    deps = {n: str(getattr(sys.modules[n], "__version__", "unknown")) for n in _DEPENDENCIES if n in sys.modules}
+    return {"python": platform.python_version(), "package": __version__, "numpy": np.__version__, **deps,
+            "platform": platform.platform()}
 
 
 def provenance() -> dict[str, Any]:
     """Where a run ran: git commit (or the package version outside a checkout), CPU, cores, threads, load."""
     import subprocess
-
     here = Path(__file__).resolve().parent
     try:
         commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -115,18 +109,10 @@ def provenance() -> dict[str, Any]:
             "torch_threads": threads, "load_avg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
 
-def _timestamp(now: _dt.datetime | None = None) -> str:
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    return now.strftime("%Y%m%dT%H%M%SZ")
-
-
 def write_run(out: str | Path, result: Mapping[str, Any], report_md: str, figures: Mapping[str, bytes]) -> Path:
-    """Write one run under ``out/<slug>/<UTC timestamp>/`` atomically and return that folder.
-
-    ``result`` must hold every field in :data:`RESULT_FIELDS`; ``figures`` maps file names to PNG bytes.
-    """
-    missing = [f for f in RESULT_FIELDS if f not in result]
-    if missing:
+    """Write one run under ``out/<slug>/<UTC timestamp>/`` atomically and return that folder.  ``result`` must hold
+    every field in :data:`RESULT_FIELDS`; ``figures`` maps file names to PNG bytes."""
+    if missing := [f for f in RESULT_FIELDS if f not in result]:
         raise ValueError(f"result is missing required fields {missing}")
     slug_dir = Path(out) / str(result["slug"])
     slug_dir.mkdir(parents=True, exist_ok=True)
@@ -140,12 +126,10 @@ def write_run(out: str | Path, result: Mapping[str, Any], report_md: str, figure
         for f in tmp_dir.iterdir():  # run files are for reading by everyone (mkstemp makes them 0600)
             f.chmod(0o644)
         tmp_dir.chmod(0o755)
-        stamp = _timestamp()
-        final = slug_dir / stamp
-        k = 1
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        final, k = slug_dir / stamp, 1
         while final.exists():
-            final = slug_dir / f"{stamp}-{k}"
-            k += 1
+            final, k = slug_dir / f"{stamp}-{k}", k + 1
         os.rename(tmp_dir, final)
     except BaseException:
         shutil.rmtree(tmp_dir, ignore_errors=True)
@@ -156,9 +140,8 @@ def write_run(out: str | Path, result: Mapping[str, Any], report_md: str, figure
 def latest_run(out: str | Path, slug: str) -> Path | None:
     """The newest complete run folder of ``slug`` under ``out`` (one holding a result.json), or None."""
     d = Path(out) / slug
-    if not d.is_dir():
-        return None
-    runs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "result.json").exists())
+    runs = sorted(p for p in (d.iterdir() if d.is_dir() else ()) if not p.name.startswith(".")
+                  and (p / "result.json").exists())
     return runs[-1] if runs else None
 
 

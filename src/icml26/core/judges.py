@@ -1,12 +1,12 @@
 """The judges: every verdict comes out of one of these rules, applied to measured numbers.
 
-Each ``judge_*`` takes the values (one per unit, a seed by default), runs the stated test, applies the stated
-rule, and stores the rule beside the verdict; ``higher_is_better`` flips the sign so that "favours the method"
-is always ``d > 0``.  Each function's docstring states its rule.  Every judge takes ``kind`` (``"claim"``,
-``"check"`` or ``"precondition"``: see :mod:`icml26.core.report`) and, for claims, ``requires`` (ids of
-preconditions).  **Units**: several values per unit come with ``units=[label of each value]`` and are averaged
-per unit before testing (25 values from 5 seeds are tested as 5 units); ``unit="instance"`` declares the values
-independent draws by design.  The stored test names the unit and ``n``.
+Each ``judge_*`` takes the values (one per unit, a seed by default), runs the test and applies the rule its
+docstring states, and stores the rule beside the verdict; ``higher_is_better`` flips the sign so that "favours the
+method" is always ``d > 0``.  Every judge takes ``kind`` (``"claim"``, ``"check"`` or ``"precondition"``: see
+:mod:`icml26.core.report`) and, for claims, ``requires`` (ids of preconditions).  **Units**: several values per
+unit come with ``units=[label of each value]`` and are averaged per unit before testing (25 values from 5 seeds
+are tested as 5 units); ``unit="instance"`` declares the values independent draws by design.  The stored test
+names the unit and ``n``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _summary(name: str, values: Values) -> dict:
     return {"name": name, **mean_ci(values).to_dict()}
 
 
-def _start(id: str, statement: str, kind: str, requires: Requires) -> tuple[str, ...]:
+def _start(id: str, statement: str, kind: str, requires: Requires, sense: str = ">=") -> tuple[str, ...]:
     if not isinstance(id, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", id):
         raise ValueError(f"id must be a non-empty string of letters, digits, '_', '.', '-'; got {id!r}")
     if not isinstance(statement, str) or not statement.strip():
@@ -41,6 +41,8 @@ def _start(id: str, statement: str, kind: str, requires: Requires) -> tuple[str,
         raise ValueError(f"requires must be a list of precondition ids, got {requires!r}")
     if req and kind == "check":
         raise ValueError("a check holds by construction and cannot require a precondition")
+    if sense not in (">=", "<="):
+        raise ValueError(f"sense must be '>=' or '<=', got {sense!r}")
     return req
 
 
@@ -62,40 +64,29 @@ def _per_unit(values: Values, units: Sequence | None, unit: str) -> tuple[np.nda
     return m, {"unit": unit, "n_units": len(order), "values_per_unit": a.size / len(order)}
 
 
-def _paired(method: tuple[str, Values], baselines: Mapping[str, Values], units, unit) -> tuple:
+def _paired(method: tuple[str, Values], baselines: Mapping[str, Values], units, unit, higher_is_better: bool):
+    """``(name, method per unit, {baseline: (its values per unit, signed advantage d per unit)}, unit info)``."""
     if not isinstance(method, tuple) or len(method) != 2:
         raise TypeError("method must be a (name, values) tuple")
     if not baselines:
         raise ValueError("baselines must name at least one baseline with its values")
     name, raw = method[0], np.asarray(method[1], dtype=float).ravel()
     m, info = _per_unit(raw, units, unit)
+    sign = 1.0 if higher_is_better else -1.0
     bs = {}
     for bname, bv in baselines.items():
         b = np.asarray(bv, dtype=float).ravel()
         if b.shape != raw.shape:
-            raise ValueError(
-                f"baseline {bname!r} has {b.size} values but method {name!r} has {raw.size}; claims compare "
-                "paired runs (same seeds / instances)"
-            )
-        bs[bname] = _per_unit(b, units, unit)[0]
+            raise ValueError(f"baseline {bname!r} has {b.size} values but method {name!r} has {raw.size}; claims "
+                             "compare paired runs (same seeds / instances)")
+        b = _per_unit(b, units, unit)[0]
+        bs[bname] = b, sign * (m - b)
     return name, m, bs, info
 
 
-def _combine(verdicts: list[str]) -> str:
-    if DOES_NOT_HOLD in verdicts:
-        return DOES_NOT_HOLD
-    return HOLDS if verdicts and all(v == HOLDS for v in verdicts) else INCONCLUSIVE
-
-
-def _lower_bound(d: np.ndarray, test: str, alpha: float) -> float:
-    """Lower end of the one-sided ``1 - alpha`` interval of ``mean(d)`` (t; percentile bootstrap for bootstrap)."""
-    from scipy import stats as st
-
-    if d.size < 2 or np.ptp(d) == 0.0:
-        return float(d.mean())
-    if test == "bootstrap":  # the lower end of the two-sided (1 - 2 alpha) interval is the alpha quantile
-        return paired_bootstrap(d, np.zeros_like(d), confidence=1 - 2 * alpha)[1]
-    return float(d.mean() - st.t.ppf(1 - alpha, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+def _combine(rows: list[dict]) -> str:
+    v = [r["verdict"] for r in rows]
+    return DOES_NOT_HOLD if DOES_NOT_HOLD in v else HOLDS if v and all(x == HOLDS for x in v) else INCONCLUSIVE
 
 
 def judge_superiority(id: str, statement: str, method: tuple[str, Values], baselines: Mapping[str, Values], *,
@@ -113,7 +104,6 @@ def judge_superiority(id: str, statement: str, method: tuple[str, Values], basel
     can never reach ``p < 0.05``: use ``"ttest"`` when only a few seeds are affordable.
     """
     from scipy import stats as st
-
     req = _start(id, statement, kind, requires)
     if test not in ("wilcoxon", "ttest", "bootstrap"):
         raise ValueError(f"test must be 'wilcoxon', 'ttest' or 'bootstrap', got {test!r}")
@@ -121,11 +111,9 @@ def judge_superiority(id: str, statement: str, method: tuple[str, Values], basel
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
     if min_effect < 0:
         raise ValueError(f"min_effect must be >= 0, got {min_effect}")
-    name, m, bs, info = _paired(method, baselines, units, unit)
-    sign = 1.0 if higher_is_better else -1.0
+    name, m, bs, info = _paired(method, baselines, units, unit, higher_is_better)
     rows = []
-    for bname, b in bs.items():
-        d = sign * (m - b)
+    for bname, (b, d) in bs.items():
         mean_d = float(d.mean())
         if test == "wilcoxon":
             p = paired_wilcoxon(d, np.zeros_like(d), alternative="greater")[1]
@@ -134,13 +122,15 @@ def judge_superiority(id: str, statement: str, method: tuple[str, Values], basel
                 st.ttest_1samp(d, 0.0, alternative="greater").pvalue)
         else:
             p = paired_bootstrap(d, np.zeros_like(d))[3]
-        lower = _lower_bound(d, test, alpha)
-        if mean_d <= 0.0 or mean_d < min_effect:
-            v = DOES_NOT_HOLD
-        elif p < alpha and lower >= min_effect:
-            v = HOLDS
+        # the lower end of the one-sided 1 - alpha interval of mean(d): t, or the bootstrap's alpha quantile
+        if d.size < 2 or np.ptp(d) == 0.0:
+            lower = mean_d
+        elif test == "bootstrap":
+            lower = paired_bootstrap(d, np.zeros_like(d), confidence=1 - 2 * alpha)[1]
         else:
-            v = INCONCLUSIVE
+            lower = float(mean_d - st.t.ppf(1 - alpha, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+        v = (DOES_NOT_HOLD if mean_d <= 0.0 or mean_d < min_effect
+             else HOLDS if p < alpha and lower >= min_effect else INCONCLUSIVE)
         row = {**_summary(bname, b), "mean_advantage": mean_d, "p_value": p, "verdict": v}
         rows.append({**row, "advantage_lower": lower} if min_effect > 0 else row)
     effect = (f" and the lower end of the one-sided {1 - alpha:.0%} interval of the mean advantage is >= "
@@ -150,8 +140,7 @@ def judge_superiority(id: str, statement: str, method: tuple[str, Values], basel
             f"mean advantage is <= 0{short} against any; otherwise inconclusive")
     test_info = {"name": f"paired {test} (one-sided)", "rule": rule, "alpha": alpha, "min_effect": min_effect,
                  "higher_is_better": higher_is_better, "p_value": max(r["p_value"] for r in rows), **info}
-    return Claim(id, statement, _combine([r["verdict"] for r in rows]), _summary(name, m), rows, test_info,
-                 kind, req)
+    return Claim(id, statement, _combine(rows), _summary(name, m), rows, test_info, kind, req)
 
 
 def judge_non_inferiority(id: str, statement: str, method: tuple[str, Values], baselines: Mapping[str, Values], *,
@@ -163,11 +152,10 @@ def judge_non_inferiority(id: str, statement: str, method: tuple[str, Values], b
     req = _start(id, statement, kind, requires)
     if not margin >= 0:
         raise ValueError(f"margin must be >= 0, got {margin}")
-    name, m, bs, info = _paired(method, baselines, units, unit)
-    sign = 1.0 if higher_is_better else -1.0
+    name, m, bs, info = _paired(method, baselines, units, unit, higher_is_better)
     rows = []
-    for bname, b in bs.items():
-        mean_d, lo, hi, _ = paired_bootstrap(sign * (m - b), np.zeros_like(m), confidence=confidence, seed=seed)
+    for bname, (b, d) in bs.items():
+        mean_d, lo, hi, _ = paired_bootstrap(d, np.zeros_like(d), confidence=confidence, seed=seed)
         v = HOLDS if lo > -margin else DOES_NOT_HOLD if mean_d < -margin else INCONCLUSIVE
         rows.append({**_summary(bname, b), "mean_advantage": mean_d, "advantage_ci": [lo, hi], "verdict": v})
     rule = (f"non-inferiority with margin {margin:g}: holds if the {confidence:.0%} paired-bootstrap CI of the mean "
@@ -175,81 +163,64 @@ def judge_non_inferiority(id: str, statement: str, method: tuple[str, Values], b
             "otherwise inconclusive")
     test_info = {"name": "paired bootstrap non-inferiority", "rule": rule, "margin": margin,
                  "higher_is_better": higher_is_better, **info}
-    return Claim(id, statement, _combine([r["verdict"] for r in rows]), _summary(name, m), rows, test_info,
-                 kind, req)
+    return Claim(id, statement, _combine(rows), _summary(name, m), rows, test_info, kind, req)
 
 
-def _satisfies(x: float, bound: float, sense: str, tol: float = 0.0) -> bool:
+def _satisfies(x, bound: float, sense: str, tol: float = 0.0):
     return x >= bound - tol if sense == ">=" else x <= bound + tol
 
 
 def judge_threshold(id: str, statement: str, method: tuple[str, Values], *, threshold: float, sense: str = ">=",
                     confidence: float = 0.95, mc_se: float | Values | None = None, kind: str = "claim",
                     requires: Requires = None, units: Sequence | None = None, unit: str = "seed") -> Claim:
-    """Claim "the measured value is ``sense`` ``threshold``": *holds* if the whole interval is on the right side,
-    *does not hold* if the mean is not, otherwise *inconclusive*.
-
-    ``mc_se``: the Monte-Carlo standard error of each value when the values are themselves estimates (a
-    coverage over ``m`` draws: ``sqrt(p(1-p)/m)``), one number for all or one per value.  The interval then
-    uses ``se^2 = s^2/n + mean(mc_se^2)/n`` (conservative: the spread over units already holds part of the
-    Monte-Carlo error), and with one unit the normal interval ``mean ± z · mc_se``.
-    """
+    """Claim "the measured value is ``sense`` ``threshold``": *holds* if the whole interval is on the right side, *does
+    not hold* if the mean is not, otherwise *inconclusive*.  ``mc_se``: the Monte-Carlo standard error of each value
+    when the values are themselves estimates (a coverage over ``m`` draws: ``sqrt(p(1-p)/m)``), one number for all or
+    one per value.  The interval then uses ``se^2 = s^2/n + mean(mc_se^2)/n`` (conservative: the spread over units
+    already holds part of the Monte-Carlo error), and with one unit the normal interval ``mean ± z · mc_se``."""
     from scipy import stats as st
-
-    req = _start(id, statement, kind, requires)
-    if sense not in (">=", "<="):
-        raise ValueError(f"sense must be '>=' or '<=', got {sense!r}")
+    req = _start(id, statement, kind, requires, sense)
     name, raw = method
     raw = np.asarray(raw, dtype=float).ravel()
     values, info = _per_unit(raw, units, unit)
     est = mean_ci(values, confidence)
     lo, hi = est.ci_low, est.ci_high
     if mc_se is not None:
-        mc = np.broadcast_to(np.asarray(mc_se, dtype=float), raw.shape) if np.ndim(mc_se) else np.full(
-            raw.shape, float(mc_se))
+        mc = np.broadcast_to(np.asarray(mc_se, dtype=float), raw.shape)
         if not np.all(np.isfinite(mc)) or np.any(mc < 0):
             raise ValueError("mc_se must be finite and >= 0")
         n = values.size
         var = (est.std**2 / n if n > 1 else 0.0) + float(_per_unit(mc**2, units, unit)[0].mean()) / n
         q = st.t.ppf((1 + confidence) / 2, n - 1) if n > 1 else st.norm.ppf((1 + confidence) / 2)
         lo, hi = est.mean - q * np.sqrt(var), est.mean + q * np.sqrt(var)
-    if _satisfies(lo if sense == ">=" else hi, threshold, sense):
-        v = HOLDS
-    else:
-        v = INCONCLUSIVE if _satisfies(est.mean, threshold, sense) else DOES_NOT_HOLD
+    v = (HOLDS if _satisfies(lo if sense == ">=" else hi, threshold, sense)
+         else INCONCLUSIVE if _satisfies(est.mean, threshold, sense) else DOES_NOT_HOLD)
     what = "t interval" if mc_se is None else "interval (spread over units + Monte-Carlo error)"
     rule = (f"holds if the whole {confidence:.0%} {what} is {sense} {threshold:g}; does not hold if the mean is "
             "not; otherwise inconclusive")
     summary = {**_summary(name, values), "ci_low": float(lo), "ci_high": float(hi)}
-    test_info = {"name": f"{what} vs threshold ({sense} {threshold:g})", "rule": rule, "threshold": threshold,
-                 **info}
+    test_info = {"name": f"{what} vs threshold ({sense} {threshold:g})", "rule": rule, "threshold": threshold, **info}
     return Claim(id, statement, v, summary, [], test_info, kind, req)
 
 
 def judge_every(id: str, statement: str, method: tuple[str, Values], *, bound: float, sense: str = "<=",
                 tol: float = 0.0, baselines: Mapping[str, Values] | None = None, kind: str = "claim",
                 requires: Requires = None, unit: str = "instance") -> Claim:
-    """Claim an exact guarantee: every value is ``sense`` ``bound`` (within ``tol``).
-
-    ``baselines`` are reported for context; the verdict depends on the method's values only.  There is no test,
-    so the values are counted as they are (``unit`` defaults to ``"instance"``).
-    """
-    req = _start(id, statement, kind, requires)
-    if sense not in (">=", "<="):
-        raise ValueError(f"sense must be '>=' or '<=', got {sense!r}")
+    """Claim an exact guarantee: *holds* if every value is ``sense`` ``bound`` (within ``tol``), else *does not hold*.
+    ``baselines`` are reported for context; the verdict depends on the method's values only.  There is no test, so the
+    values are counted as they are (``unit`` defaults to ``"instance"``)."""
+    req = _start(id, statement, kind, requires, sense)
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    name, values = method
-    a = np.asarray(values, dtype=float).ravel()
+    name, a = method
+    a = np.asarray(a, dtype=float).ravel()
     if a.size == 0:
         raise ValueError("method values must not be empty")
-    ok = np.array([_satisfies(float(x), bound, sense, tol) for x in a])
-    test_info = {
-        "name": f"every value {sense} {bound:g} (tol {tol:g})",
-        "rule": f"holds if all {a.size} values are {sense} {bound:g} within {tol:g}; otherwise does not hold",
-        "n_violations": int((~ok).sum()), "worst": float(a.max() if sense == "<=" else a.min()),
-        "unit": unit, "n_units": int(a.size),
-    }
+    ok = _satisfies(a, bound, sense, tol)
+    test_info = {"name": f"every value {sense} {bound:g} (tol {tol:g})",
+                 "rule": f"holds if all {a.size} values are {sense} {bound:g} within {tol:g}; otherwise does not hold",
+                 "n_violations": int((~ok).sum()), "worst": float(a.max() if sense == "<=" else a.min()),
+                 "unit": unit, "n_units": int(a.size)}
     return Claim(id, statement, HOLDS if ok.all() else DOES_NOT_HOLD, _summary(name, a),
                  [_summary(k, b) for k, b in (baselines or {}).items()], test_info, kind, req)
 
@@ -257,26 +228,20 @@ def judge_every(id: str, statement: str, method: tuple[str, Values], *, bound: f
 def judge_k_of_n(id: str, statement: str, method: tuple[str, Values], baselines: Mapping[str, Values], *, k: int,
                  higher_is_better: bool = True, kind: str = "claim", requires: Requires = None,
                  units: Sequence | None = None, unit: str = "seed") -> Claim:
-    """Claim "the method beats each baseline in at least ``k`` of the ``n`` paired units" (an exact count).
-
-    A unit counts as a win only if the method is strictly better (ties are not wins); there is no test, so no
-    *inconclusive*.
-    """
+    """Claim "the method beats each baseline in at least ``k`` of the ``n`` paired units" (an exact count).  *holds* if
+    the method wins at least ``k`` units against every baseline, else *does not hold*.  A unit counts as a win only if
+    the method is strictly better (ties are not wins); there is no test, so no *inconclusive*."""
     req = _start(id, statement, kind, requires)
-    name, m, bs, info = _paired(method, baselines, units, unit)
+    name, m, bs, info = _paired(method, baselines, units, unit, higher_is_better)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= m.size:
         raise ValueError(f"k must be an integer in [1, {m.size}] (the number of pairs), got {k!r}")
-    sign = 1.0 if higher_is_better else -1.0
     rows = []
-    for bname, b in bs.items():
-        wins = int((sign * (m - b) > 0).sum())
+    for bname, (b, d) in bs.items():
+        wins = int((d > 0).sum())
         rows.append({**_summary(bname, b), "wins": wins, "n": int(m.size),
                      "verdict": HOLDS if wins >= k else DOES_NOT_HOLD})
-    test_info = {
-        "name": f"wins in >= {k} of {m.size} pairs",
-        "rule": f"holds if the method is strictly better in at least {k} of {m.size} pairs against every "
-        "baseline; otherwise does not hold",
-        "higher_is_better": higher_is_better, "min_wins": min(r["wins"] for r in rows), **info,
-    }
-    return Claim(id, statement, _combine([r["verdict"] for r in rows]), _summary(name, m), rows, test_info,
-                 kind, req)
+    test_info = {"name": f"wins in >= {k} of {m.size} pairs",
+                 "rule": f"holds if the method is strictly better in at least {k} of {m.size} pairs against every "
+                 "baseline; otherwise does not hold",
+                 "higher_is_better": higher_is_better, "min_wins": min(r["wins"] for r in rows), **info}
+    return Claim(id, statement, _combine(rows), _summary(name, m), rows, test_info, kind, req)

@@ -25,10 +25,9 @@ PRESETS = ("quick", "full")
 
 @dataclass(frozen=True)
 class Experiment:
-    """One paper's reproduction: ``presets`` (``{"quick": cfg, "full": cfg}``, frozen dataclasses), default
-    ``seeds`` per preset, ``measure`` and ``judge`` (module docstring); ``title``/``paper``/``component`` come from
-    the manifest when left empty; ``threads`` limits torch's and BLAS's threads while ``measure`` runs (tiny
-    models run faster on one thread, and much faster on shared CPUs)."""
+    """One paper's reproduction: ``presets`` (``{"quick": cfg, "full": cfg}``, frozen dataclasses), default ``seeds``
+    per preset, ``measure`` and ``judge`` (module docstring); ``title``/``paper``/``component`` come from the manifest
+    when left empty; ``threads`` caps torch's and BLAS's threads in ``measure`` (tiny models run faster on one)."""
 
     slug: str
     presets: Mapping[str, Any]
@@ -68,14 +67,12 @@ def register(exp: Experiment) -> Experiment:
     """Add an experiment (called once, at import of the paper's ``experiment.py``); fills title from the manifest."""
     if not isinstance(exp, Experiment):
         raise TypeError("register expects an Experiment")
-    entry = _manifest().get(exp.slug)
-    if entry is not None:
+    if (entry := _manifest().get(exp.slug)) is not None:
         exp = replace(exp, title=exp.title or entry.title, paper=exp.paper or entry.paper,
                       component=exp.component or entry.component)
     elif not exp.title:
         raise ValueError(f"experiment {exp.slug!r} is not in icml26.manifest, so it must give a title")
-    old = _REGISTRY.get(exp.slug)
-    if old is not None and old.measure is not exp.measure:
+    if (old := _REGISTRY.get(exp.slug)) is not None and old.measure is not exp.measure:
         raise ValueError(f"slug {exp.slug!r} is registered twice")
     _REGISTRY[exp.slug] = exp
     return exp
@@ -93,8 +90,7 @@ def unavailable() -> dict[str, str]:
     """Papers whose optional dependencies are not installed, with the reason (found without importing them)."""
     out = {}
     for slug, e in _manifest().items():
-        missing = [n for n in e.needs if importlib.util.find_spec(n) is None]
-        if missing:
+        if missing := [n for n in e.needs if importlib.util.find_spec(n) is None]:
             extra = f" (pip install 'icml26[{e.extra}]')" if e.extra else ""
             out[slug] = f"missing dependency {', '.join(map(repr, missing))}{extra}"
     return out
@@ -107,8 +103,7 @@ def get(slug: str) -> Experiment:
     entries = experiments()
     if slug not in entries:
         raise KeyError(f"unknown slug {slug!r}; known slugs: {', '.join(entries) or '(none)'}")
-    why = unavailable().get(slug)
-    if why:
+    if why := unavailable().get(slug):
         raise KeyError(f"{slug!r} is unavailable: {why}")
     importlib.import_module(entries[slug].module)
     if slug not in _REGISTRY:

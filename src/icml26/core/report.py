@@ -61,12 +61,9 @@ class Table:
     def to_markdown(self) -> str:
         if not self.rows:
             return "_(empty table)_\n"
-        cols: list[str] = []
-        for r in self.rows:
-            cols.extend(c for c in r if c not in cols)
+        cols = list(dict.fromkeys(c for r in self.rows for c in r))  # every row's columns, first-seen order
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        for r in self.rows:
-            lines.append("| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |")
+        lines += ["| " + " | ".join(_fmt(r.get(c, "")) for c in cols) + " |" for r in self.rows]
         return "\n".join(lines) + "\n"
 
 
@@ -88,13 +85,13 @@ def _fmt(x: Any) -> str:
         return str(int(x))
     if isinstance(x, (float, np.floating)):
         x = float(x)
-        if x == 0 or 1e-3 <= abs(x) < 1e5:
-            return f"{x:.4g}"
-        return f"{x:.3e}"
+        return f"{x:.4g}" if x == 0 or 1e-3 <= abs(x) < 1e5 else f"{x:.3e}"
     return str(x).replace("|", "\\|")
 
 
-_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+def _check_name(name: str) -> None:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name):
+        raise ValueError(f"name must be lowercase letters, digits, '_' or '-', got {name!r}")
 
 
 @dataclass
@@ -121,19 +118,18 @@ class Report:
             raise ValueError(f"{claim.id!r} is judged on {n} values with unit 'seed' but the run has "
                              f"{len(self.seeds)} seeds (pseudo-replication): pass units=[seed of each value] to "
                              "aggregate per seed, or unit='instance' if the values are independent draws by design")
-        tuned = self._tuning_rows(claim)
-        if tuned:
-            claim = replace(claim, test={**claim.test, "tuning": tuned})
+        m = self._budget(claim.method["name"]) if self.tuning and claim.baselines else None
+        rows = {b["name"]: self._budget(b["name"], m) for b in claim.baselines} if self.tuning else {}
+        if m or any(rows.values()):
+            claim = replace(claim, test={**claim.test, "tuning": {"method": m, "baselines": rows}})
         self.claims.append(claim)
         return claim
 
     def set_tuning(self, arm: str, configs: int, steps: int | float, note: str = "") -> None:
         """Record ``arm``'s tuning budget: ``configs`` configurations tried, ``steps`` optimiser (or work) steps each
-        (``steps=0``: nothing to tune, e.g. a closed form or an exact solver; never flagged as under-tuned).
-
-        ``arm`` is matched against the names in judged statements (exactly, or as the first word(s) of the
-        name followed by a space: arm ``"NPO"`` matches ``"NPO forget quality"``).
-        """
+        (``steps=0``: nothing to tune, e.g. a closed form or an exact solver; never flagged as under-tuned).  ``arm`` is
+        matched against the names in judged statements (exactly, or as the first word(s) of the name followed by a
+        space: arm ``"NPO"`` matches ``"NPO forget quality"``)."""
         if not isinstance(arm, str) or not arm:
             raise ValueError(f"arm must be a non-empty string, got {arm!r}")
         if isinstance(configs, bool) or not isinstance(configs, int) or configs < 1:
@@ -150,47 +146,35 @@ class Report:
         t = self.tuning[arm]  # a budget of 0 (a closed form, an exact solver) has nothing to tune: never flagged
         return {"arm": arm, **t, **({"under_tuned": 0 < t["budget"] < method["budget"]} if method else {})}
 
-    def _tuning_rows(self, claim: Claim) -> dict | None:
-        m = self._budget(claim.method["name"]) if self.tuning and claim.baselines else None
-        rows = {b["name"]: self._budget(b["name"], m) for b in claim.baselines} if self.tuning else {}
-        return {"method": m, "baselines": rows} if m or any(rows.values()) else None
-
     def resolve(self) -> None:
         """Apply ``requires``: a claim whose required precondition does not hold becomes *inconclusive*."""
         pre = {c.id: c for c in self.claims if c.kind == "precondition"}
         out = []
         for c in self.claims:
-            missing = [r for r in c.requires if r not in pre]
-            if missing:
+            if missing := [r for r in c.requires if r not in pre]:
                 raise ValueError(f"{c.id!r} requires {missing}, which are not preconditions of this report")
-            failed = [r for r in c.requires if pre[r].verdict != HOLDS]
-            if failed and c.measured_verdict is None:
+            if (failed := [r for r in c.requires if pre[r].verdict != HOLDS]) and c.measured_verdict is None:
                 c = replace(c, verdict=INCONCLUSIVE, measured_verdict=c.verdict,
                             reason="setting invalid: " + ", ".join(failed))
             out.append(c)
         self.claims = out
 
     def add_table(self, name: str, rows: list[dict], caption: str = "") -> Table:
-        if not _NAME.fullmatch(name):
-            raise ValueError(f"name must be lowercase letters, digits, '_' or '-', got {name!r}")
-        t = Table(name, [dict(r) for r in rows], caption)
-        self.tables.append(t)
-        return t
+        _check_name(name)
+        self.tables.append(Table(name, [dict(r) for r in rows], caption))
+        return self.tables[-1]
 
     def add_figure(self, name: str, fig: Any, caption: str = "") -> Figure:
         """Render a matplotlib figure to PNG (and close it)."""
         import matplotlib.pyplot as plt
-
-        if not _NAME.fullmatch(name):
-            raise ValueError(f"name must be lowercase letters, digits, '_' or '-', got {name!r}")
+        _check_name(name)
         if any(f.name == name for f in self.figures):
             raise ValueError(f"figure name {name!r} is already in this report")
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
         plt.close(fig)
-        f = Figure(name, buf.getvalue(), caption)
-        self.figures.append(f)
-        return f
+        self.figures.append(Figure(name, buf.getvalue(), caption))
+        return self.figures[-1]
 
     def add_note(self, text: str) -> None:
         self.notes.append(str(text))
@@ -200,9 +184,7 @@ class Report:
 
     def claims_table(self, kind: str | None = None) -> Table:
         rows = []
-        for c in self.claims:
-            if kind is not None and c.kind != kind:
-                continue
+        for c in (c for c in self.claims if kind is None or c.kind == kind):
             verdict = c.verdict + (f" ({c.reason}; measured: {c.measured_verdict})" if c.reason else "")
             row = {"id": c.id, "verdict": verdict, "statement": c.statement,
                    "method": f"{c.method['name']}: {_estimate_str(c.method)}",
@@ -211,44 +193,32 @@ class Report:
                    + (f", n={c.test['n_units']} {c.test['unit']}s" if "n_units" in c.test else "")}
             if c.requires:
                 row["requires"] = ", ".join(c.requires)
-            tuning = c.test.get("tuning")
-            if tuning:
-                row["tuning (configs x steps)"] = _tuning_str(tuning)
+            if c.test.get("tuning"):
+                row["tuning (configs x steps)"] = _tuning_str(c.test["tuning"])
             rows.append(row)
         return Table("claims" if kind in (None, "claim") else f"{kind}s", rows)
 
     def to_markdown(self, title: str, header: Mapping[str, Any], figure_dir: str = ".") -> str:
-        out = [f"# {title}\n"]
-        out += [f"- **{k}**: {v}" for k, v in header.items()]
-        failing = [c for c in self.claims if c.kind == "check" and c.verdict != HOLDS]
-        if failing:
+        out = [f"# {title}\n", *(f"- **{k}**: {v}" for k, v in header.items())]
+        if failing := [c for c in self.claims if c.kind == "check" and c.verdict != HOLDS]:
             out.append("\n## FAILING CHECKS (defects in our code, not findings)\n")
             out += [f"- `{c.id}`: {c.verdict} — {c.statement}" for c in failing]
-        k = counts(c.to_dict() for c in self.claims)
-        out.append("\n" + summary_line(k) + "\n")
+        out.append("\n" + summary_line(counts(c.to_dict() for c in self.claims)) + "\n")
         for kind, heading in (("precondition", "Preconditions"), ("claim", "Claims"), ("check", "Checks")):
             sub = [c for c in self.claims if c.kind == kind]
             if kind == "claim" or sub:
-                out.append(f"\n## {heading}\n")
-                out.append(self.claims_table(kind).to_markdown() if sub else "_no claims_\n")
-                for c in sub:
-                    out.append(f"- `{c.id}` rule: {c.test['rule']}")
+                out += [f"\n## {heading}\n", self.claims_table(kind).to_markdown() if sub else "_no claims_\n"]
+                out += [f"- `{c.id}` rule: {c.test['rule']}" for c in sub]
         if self.tuning:
-            out.append("\n## Tuning budgets\n")
-            out.append(Table("tuning", [{"arm": a, **t} for a, t in self.tuning.items()]).to_markdown())
+            out += ["\n## Tuning budgets\n",
+                    Table("tuning", [{"arm": a, **t} for a, t in self.tuning.items()]).to_markdown()]
         for t in self.tables:
-            out.append(f"\n## {t.name}\n")
-            if t.caption:
-                out.append(t.caption + "\n")
-            out.append(t.to_markdown())
+            out += [f"\n## {t.name}\n", *([t.caption + "\n"] if t.caption else []), t.to_markdown()]
         for f in self.figures:
-            out.append(f"\n### Figure: {f.name}\n")
-            out.append(f"![{f.name}]({figure_dir}/{f.filename})\n")
-            if f.caption:
-                out.append(f.caption + "\n")
+            out += [f"\n### Figure: {f.name}\n", f"![{f.name}]({figure_dir}/{f.filename})\n"]
+            out += [f.caption + "\n"] if f.caption else []
         if self.notes:
-            out.append("\n## Notes\n")
-            out += [f"- {n}" for n in self.notes]
+            out += ["\n## Notes\n", *(f"- {n}" for n in self.notes)]
         return "\n".join(out) + "\n"
 
 
@@ -265,9 +235,8 @@ def summary_line(k: Mapping[str, Mapping[str, int]]) -> str:
 
     def part(kind: str, word: str) -> str:
         c = k[kind]
-        n = sum(c.values())
         rest = [f"{c[v]} {v}" for v in (DOES_NOT_HOLD, INCONCLUSIVE) if c[v]]
-        return f"{kind}s: {c[HOLDS]}/{n} {word}" + (f" ({', '.join(rest)})" if rest else "")
+        return f"{kind}s: {c[HOLDS]}/{sum(c.values())} {word}" + (f" ({', '.join(rest)})" if rest else "")
 
     return "; ".join(part(kind, w) for kind, w in (("claim", "hold"), ("check", "pass"), ("precondition", "hold")))
 
@@ -282,6 +251,5 @@ def _tuning_str(t: Mapping[str, Any]) -> str:
 
 
 def _estimate_str(d: Mapping[str, Any]) -> str:
-    if d["n"] == 1 or d["std"] == 0.0:
-        return f"{_fmt(d['mean'])} (n={d['n']})"
-    return f"{_fmt(d['mean'])} ± {_fmt(d['std'])} (n={d['n']})"
+    spread = "" if d["n"] == 1 or d["std"] == 0.0 else f" ± {_fmt(d['std'])}"
+    return f"{_fmt(d['mean'])}{spread} (n={d['n']})"

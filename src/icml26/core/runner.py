@@ -17,7 +17,8 @@ import shutil
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,6 @@ def limited_threads(n: int | None) -> Iterator[None]:
         return
     import torch
     from threadpoolctl import threadpool_limits
-
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -69,76 +69,60 @@ def code_hash(exp: Experiment) -> str:
     paper = here.parent / exp.slug
     if not paper.is_dir():
         paper = Path(inspect.getfile(exp.measure)).resolve().parent
-    folders = {paper, here, here.parent / "common"}
     h = hashlib.sha256()
-    for folder in sorted(folders):
+    for folder in sorted({paper, here, here.parent / "common"}):
         for f in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
             h.update(str(f.relative_to(folder.parent)).encode())
             h.update(f.read_bytes())
     return h.hexdigest()[:12]
 
 
-@dataclass(frozen=True)
-class _Task:
-    """One seed to measure, with everything a worker process needs (picklable)."""
-
-    exp: Experiment
-    config: Any
-    seed: int
-    record_path: str
-    artifact_dir: str
-    threads: int | None
-    show: bool
-    code_hash: str
-
-
-def _measure_task(task: _Task) -> dict:
-    """Measure one seed and store its record atomically; returns the stored envelope."""
-    path = Path(task.record_path)
+def _measure_task(exp: Experiment, config: Any, seed: int, record_path: str, artifact_dir: str, threads: int | None,
+                  show: bool, chash: str) -> dict:
+    """Measure one seed and store its record atomically; returns the stored envelope (bound with ``partial``: a
+    picklable task for worker processes and submitit jobs)."""
+    path = Path(record_path)
     parts = path.with_name(path.stem + ".parts")
-    progress = Progress(cache_dir=parts, show=task.show, artifact_dir=task.artifact_dir, code_hash=task.code_hash)
+    progress = Progress(cache_dir=parts, show=show, artifact_dir=artifact_dir, code_hash=chash)
     t0 = time.perf_counter()
-    with limited_threads(task.threads):
-        seed_everything(task.seed)
-        record = task.exp.measure(task.config, task.seed, progress)
+    with limited_threads(threads):
+        seed_everything(seed)
+        record = exp.measure(config, seed, progress)
     if not isinstance(record, Mapping):
-        raise TypeError(f"measure of {task.exp.slug!r} must return a dict, got {type(record).__name__}")
-    env = {"seed": task.seed, "wall_s": time.perf_counter() - t0, "pieces_resumed": progress.n_cached,
+        raise TypeError(f"measure of {exp.slug!r} must return a dict, got {type(record).__name__}")
+    env = {"seed": seed, "wall_s": time.perf_counter() - t0, "pieces_resumed": progress.n_cached,
            "pid": os.getpid(), "record": to_jsonable(record)}
     atomic_write_text(path, json.dumps(env))
     shutil.rmtree(parts, ignore_errors=True)
     return env
 
 
-def _run_tasks(tasks: list[_Task], jobs: int, executor: str, slurm: Mapping[str, Any], folder: Path, progress):
+def _run_tasks(tasks: list[partial], jobs: int, executor: str, slurm: Mapping[str, Any], folder: Path, progress):
     if not tasks:
         return []
     if executor == "local" and jobs == 1:
-        return [_measure_task(t) for t in progress.track(tasks, total=len(tasks), description="seeds")]
+        return [t() for t in progress.track(tasks, total=len(tasks), description="seeds")]
     if executor == "local":
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(_measure_task, t) for t in tasks]
+            futures = [pool.submit(t) for t in tasks]
             return [f.result() for f in progress.track(futures, total=len(futures), description="seeds")]
     try:
         import submitit
     except ImportError as e:  # pragma: no cover - depends on the extra
         raise RuntimeError("executor 'slurm' needs submitit: pip install 'icml26[slurm]'") from e
     folder.mkdir(parents=True, exist_ok=True)
+    params = {"timeout_min": int(slurm.get("time_min", 60))}
     if executor == "submitit-local":
         ex = submitit.LocalExecutor(folder=str(folder))
-        ex.update_parameters(timeout_min=int(slurm.get("time_min", 60)))
     else:
         ex = submitit.AutoExecutor(folder=str(folder), cluster="slurm")
-        params = {"timeout_min": int(slurm.get("time_min", 60)), "cpus_per_task": int(slurm.get("cpus", 2))}
-        if slurm.get("partition"):
-            params["slurm_partition"] = slurm["partition"]
-        if jobs > 1:
-            params["slurm_array_parallelism"] = jobs
-        ex.update_parameters(**params)
-    handles = [ex.submit(_measure_task, t) for t in tasks]
+        params.update(cpus_per_task=int(slurm.get("cpus", 2)),
+                      **({"slurm_partition": slurm["partition"]} if slurm.get("partition") else {}),
+                      **({"slurm_array_parallelism": jobs} if jobs > 1 else {}))
+    ex.update_parameters(**params)
+    handles = [ex.submit(t) for t in tasks]
     return [h.result() for h in progress.track(handles, total=len(handles), description="seeds")]
 
 
@@ -155,12 +139,10 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
                    show_progress: bool = False, overrides: dict | None = None, jobs: int = 1, executor: str = "local",
                    slurm: Mapping[str, Any] | None = None, fresh: bool = False, rejudge: bool = False) -> Path:
     """Measure ``slug``'s seeds (reusing stored records; ``jobs`` in parallel), judge them, write the run folder.
-
     result.json holds the config, the per-seed records, the judged statements with their kinds, tuning budgets,
-    versions, provenance and wall times.  Returns the run folder.  ``rejudge=True`` re-judges the newest complete
-    set of stored records of this preset and config even if the code changed since (recorded as
-    ``records_code_hash``): for an edit of ``judge`` or of the report alone, without measuring again.
-    """
+    versions, provenance and wall times.  Returns the run folder.  ``rejudge=True`` re-judges the newest complete set of
+    stored records of this preset and config even if the code changed since (recorded as ``records_code_hash``): for an
+    edit of ``judge`` or of the report alone, without measuring again."""
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -168,12 +150,9 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     exp = get(slug)
-    config = exp.presets[preset]
-    if overrides:
-        config = replace(config, **overrides)
+    config = replace(exp.presets[preset], **overrides) if overrides else exp.presets[preset]
     seed_list = resolve_seeds(seeds, int(exp.seeds[preset]))
-    cfg_json = json.dumps(to_jsonable(config), sort_keys=True)
-    cfg_key = hashlib.sha256(cfg_json.encode()).hexdigest()[:12]
+    cfg_key = hashlib.sha256(json.dumps(to_jsonable(config), sort_keys=True).encode()).hexdigest()[:12]
     chash = code_hash(exp)
     slug_dir = Path(out) / slug
     rec_dir = slug_dir / ".records" / f"{preset}-{cfg_key}-{chash}"
@@ -183,8 +162,8 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         if not done:
             raise FileNotFoundError(f"rejudge: no complete stored records of {slug} {preset} for seeds {seed_list}")
         rec_dir = max(done, key=lambda d: d.stat().st_mtime)
+    rec_hash = rec_dir.name.rsplit("-", 1)[1]
     progress = Progress(show=show_progress)
-
     prov = provenance()  # before any work: the load at start
     t0 = time.perf_counter()
     envelopes: dict[int, dict] = {}
@@ -196,26 +175,23 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         if path.exists() and not fresh:
             envelopes[s] = {**json.loads(path.read_text()), "from_cache": True}
         else:
-            artifacts = str(slug_dir / ".artifacts")
-            todo.append(_Task(exp, config, s, str(path), artifacts, threads, show_progress and in_process, chash))
+            todo.append(partial(_measure_task, exp, config, s, str(path), str(slug_dir / ".artifacts"), threads,
+                                show_progress and in_process, chash))
     for env in _run_tasks(todo, jobs, executor, slurm or {}, slug_dir / ".submitit", progress):
         envelopes[env["seed"]] = {**env, "from_cache": False}
     measured = time.perf_counter() - t0
     records = [envelopes[s]["record"] for s in seed_list]
-
     report = judge_records(exp, config, records, seed_list)
     wall = time.perf_counter() - t0
     n_cached = sum(e["from_cache"] for e in envelopes.values())
     per_seed = {str(s): round(envelopes[s]["wall_s"], 3) for s in seed_list}
-
     claims = [c.to_dict() for c in report.claims]
     result = {
         "slug": slug, "title": exp.title, "paper": exp.paper, "preset": preset, "config": config, "seeds": seed_list,
         "claims": claims, "counts": counts(claims), "tuning": report.tuning, "records": records,
         "metrics": report.metrics, "tables": {t.name: t.rows for t in report.tables},
         "figures": [f.filename for f in report.figures], "notes": report.notes, "versions": versions(),
-        "provenance": prov,
-        "code_hash": chash, "records_code_hash": rec_dir.name.rsplit("-", 1)[1], "executor": executor, "jobs": jobs,
+        "provenance": prov, "code_hash": chash, "records_code_hash": rec_hash, "executor": executor, "jobs": jobs,
         "wall_time_s": wall, "measure_s_per_seed": per_seed,
         "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())), "seeds_from_cache": n_cached,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -225,7 +201,7 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         "preset": preset if preset == "full" else f"{preset} (smoke run, not the paper's verdict)",
         "wall time": f"{wall:.1f} s (measure {measured:.1f} s, {jobs} job(s), {executor})"
         + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else "")
-        + (f" measured by code {rec_dir.name.rsplit('-', 1)[1]} (re-judged)" if rejudge else ""),
+        + (f" measured by code {rec_hash} (re-judged)" if rejudge else ""),
         "compute per seed (s)": ", ".join(f"{k}: {v:.1f}" for k, v in per_seed.items()),
         "date (UTC)": result["created_utc"], "code hash": chash,
         "machine": f"{prov['cpu']}, {prov['cores']} cores, {prov['torch_threads']} torch threads, load at start "
@@ -233,5 +209,4 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         + (" (uncommitted changes)" if prov["git_dirty"] else ""),
         "versions": ", ".join(f"{k} {v}" for k, v in result["versions"].items()),
     }
-    md = report.to_markdown(exp.title, header)
-    return write_run(out, result, md, {f.filename: f.png for f in report.figures})
+    return write_run(out, result, report.to_markdown(exp.title, header), {f.filename: f.png for f in report.figures})

@@ -23,6 +23,13 @@ def _as_1d(values: Sequence[float], name: str) -> np.ndarray:
     return a
 
 
+def _paired_diff(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    x, y = _as_1d(a, "a"), _as_1d(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
+    return x - y
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Mean of ``n`` values with their sample standard deviation and a two-sided t confidence interval."""
@@ -42,63 +49,44 @@ class Estimate:
 
 
 def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
-    """Mean, sample std (ddof=1) and the Student-t interval ``mean ± t_{(1+c)/2, n-1} · std / sqrt(n)``.
-
-    With one value (or zero spread) the interval collapses to the mean: the number is exact, not estimated.
-    """
+    """Mean, sample std (ddof=1) and the Student-t interval ``mean ± t_{(1+c)/2, n-1} · std / sqrt(n)``.  With one value
+    (or zero spread) the interval collapses to the mean: the number is exact, not estimated."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
     a = _as_1d(values, "values")
-    n = int(a.size)
-    mean = float(a.mean())
+    n, mean = int(a.size), float(a.mean())
     std = float(a.std(ddof=1)) if n > 1 else 0.0
     if n == 1 or std == 0.0:
         return Estimate(mean, std, n, mean, mean, confidence)
     from scipy import stats as _st  # imported on use: the CLI starts without scipy
-
     half = float(_st.t.ppf((1 + confidence) / 2, n - 1) * std / np.sqrt(n))
     return Estimate(mean, std, n, mean - half, mean + half, confidence)
 
 
 def paired_wilcoxon(a: Sequence[float], b: Sequence[float], alternative: str = "greater") -> tuple[float, float]:
-    """Wilcoxon signed-rank test on the paired differences ``a - b``.
-
-    ``alternative="greater"`` tests whether ``a`` tends to exceed ``b``.  Returns ``(statistic, p_value)``.
-    All-zero differences give ``p = 1`` (no evidence either way) instead of scipy's error.
-    """
+    """Wilcoxon signed-rank test on the paired differences ``a - b``; returns ``(statistic, p_value)``.
+    ``alternative="greater"`` tests whether ``a`` tends to exceed ``b``.  All-zero differences give ``p = 1`` (no
+    evidence either way) instead of scipy's error."""
     if alternative not in ("greater", "less", "two-sided"):
         raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', got {alternative!r}")
-    x, y = _as_1d(a, "a"), _as_1d(b, "b")
-    if x.shape != y.shape:
-        raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
-    d = x - y
+    d = _paired_diff(a, b)
     if np.all(d == 0):
         return 0.0, 1.0
     from scipy import stats as _st
-
     res = _st.wilcoxon(d, alternative=alternative, zero_method="wilcox")
     return float(res.statistic), float(res.pvalue)
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = 10_000, confidence: float = 0.95,
                      seed: int = 0) -> tuple[float, float, float, float]:
-    """Percentile bootstrap of the mean paired difference ``mean(a - b)``.
-
-    Resamples the pairs with replacement.  Returns ``(mean_diff, ci_low, ci_high, p_greater)`` where
-    ``p_greater`` is the one-sided bootstrap p-value for ``mean(a - b) > 0``: the share of resampled means
-    that are ``<= 0``.
-    """
+    """Percentile bootstrap of the mean paired difference ``mean(a - b)``, resampling the pairs with replacement.
+    Returns ``(mean_diff, ci_low, ci_high, p_greater)`` where ``p_greater`` is the one-sided bootstrap p-value for
+    ``mean(a - b) > 0``: the share of resampled means that are ``<= 0``."""
     if n_boot < 100:
         raise ValueError(f"n_boot must be >= 100, got {n_boot}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    x, y = _as_1d(a, "a"), _as_1d(b, "b")
-    if x.shape != y.shape:
-        raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
-    d = x - y
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, d.size, size=(n_boot, d.size))
-    boot = d[idx].mean(axis=1)
+    d = _paired_diff(a, b)
+    boot = d[np.random.default_rng(seed).integers(0, d.size, size=(n_boot, d.size))].mean(axis=1)
     lo, hi = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
-    p = float(np.mean(boot <= 0.0))
-    return float(d.mean()), float(lo), float(hi), p
+    return float(d.mean()), float(lo), float(hi), float(np.mean(boot <= 0.0))
