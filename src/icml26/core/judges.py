@@ -21,7 +21,7 @@ from .stats import mean_ci, paired_bootstrap, paired_wilcoxon
 
 __all__ = ["judge_superiority", "judge_non_inferiority", "judge_threshold", "judge_every", "judge_k_of_n"]
 
-Values = Sequence[float]
+Values = Sequence[float] | np.ndarray
 Requires = Sequence[str] | str | None
 
 
@@ -180,8 +180,7 @@ def judge_threshold(id: str, statement: str, method: tuple[str, Values], *, thre
     already holds part of the Monte-Carlo error), and with one unit the normal interval ``mean ± z · mc_se``."""
     from scipy import stats as st
     req = _start(id, statement, kind, requires, sense)
-    name, raw = method
-    raw = np.asarray(raw, dtype=float).ravel()
+    name, raw = method[0], np.asarray(method[1], dtype=float).ravel()
     values, info = _per_unit(raw, units, unit)
     est = mean_ci(values, confidence)
     lo, hi = est.ci_low, est.ci_high
@@ -212,8 +211,7 @@ def judge_every(id: str, statement: str, method: tuple[str, Values], *, bound: f
     req = _start(id, statement, kind, requires, sense)
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    name, a = method
-    a = np.asarray(a, dtype=float).ravel()
+    name, a = method[0], np.asarray(method[1], dtype=float).ravel()
     if a.size == 0:
         raise ValueError("method values must not be empty")
     ok = _satisfies(a, bound, sense, tol)

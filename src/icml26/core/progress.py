@@ -16,7 +16,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -52,7 +52,7 @@ class Progress:
             return
         if not sys.stderr.isatty():  # a log file or CI: one plain line per finished item, with elapsed and ETA
             t0 = last = time.perf_counter()
-            n = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
+            n = total if total is not None else (len(iterable) if isinstance(iterable, Sized) else None)
             for i, x in enumerate(iterable, 1):
                 yield x
                 now = time.perf_counter()
@@ -101,7 +101,7 @@ class Progress:
         if self.artifact_dir is None:
             with _own_rng(int(key[:8], 16)):
                 return build()
-        path = self.artifact_dir / f"{name}-{key}.pt"
+        path = self.artifact_dir / f"{name}-{key}-t{torch.get_num_threads()}.pt"  # never reused across thread counts
         with _file_lock(path.with_name(path.name + ".lock")):  # parallel seeds build it once, the rest wait
             if path.exists():
                 return torch.load(path, map_location="cpu", weights_only=True)

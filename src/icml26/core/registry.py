@@ -48,7 +48,7 @@ class Experiment:
             if p not in self.seeds or int(self.seeds[p]) < 1:
                 raise ValueError(f"experiment {self.slug!r} must give seeds[{p!r}] >= 1")
         for name, cfg in self.presets.items():
-            if not (is_dataclass(cfg) and type(cfg).__dataclass_params__.frozen):
+            if not (is_dataclass(cfg) and not isinstance(cfg, type) and type(cfg).__dataclass_params__.frozen):  # type: ignore[attr-defined]
                 raise TypeError(f"preset {name!r} of {self.slug!r} must be a frozen dataclass instance")
         if not callable(self.measure) or not callable(self.judge):
             raise TypeError("measure and judge must be callable")

@@ -35,19 +35,22 @@ EXECUTORS = ("local", "slurm", "submitit-local")
 
 @contextmanager
 def limited_threads(n: int | None) -> Iterator[None]:
-    """Limit torch's intra-op threads and the BLAS/OpenMP pools to ``n`` inside the block (``None``: no change)."""
+    """Limit torch's intra-op threads and the BLAS/OpenMP pools to ``n`` inside the block (``None``: no change), with
+    torch's deterministic algorithms on (a warning, not an error, for an op that has none)."""
     if n is None:
         yield
         return
     import torch
     from threadpoolctl import threadpool_limits
-    before = torch.get_num_threads()
+    before, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(n)
+    torch.use_deterministic_algorithms(True, warn_only=True)
     try:
         with threadpool_limits(n):
             yield
     finally:
         torch.set_num_threads(before)
+        torch.use_deterministic_algorithms(det)
 
 
 def resolve_seeds(n: int | list[int] | None, default: int) -> list[int]:
@@ -114,6 +117,7 @@ def _run_tasks(tasks: list[partial], jobs: int, executor: str, slurm: Mapping[st
         raise RuntimeError("executor 'slurm' needs submitit: pip install 'icml26[slurm]'") from e
     folder.mkdir(parents=True, exist_ok=True)
     params = {"timeout_min": int(slurm.get("time_min", 60))}
+    ex: submitit.Executor
     if executor == "submitit-local":
         ex = submitit.LocalExecutor(folder=str(folder))
     else:
@@ -192,6 +196,7 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         "metrics": report.metrics, "tables": {t.name: t.rows for t in report.tables},
         "figures": [f.filename for f in report.figures], "notes": report.notes, "versions": versions(),
         "provenance": prov, "code_hash": chash, "records_code_hash": rec_hash, "executor": executor, "jobs": jobs,
+        "measure_threads": threads,
         "wall_time_s": wall, "measure_s_per_seed": per_seed,
         "compute_time_s": float(sum(e["wall_s"] for e in envelopes.values())), "seeds_from_cache": n_cached,
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -6,15 +6,15 @@ floats, so they can be written to JSON as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["Estimate", "mean_ci", "paired_wilcoxon", "paired_bootstrap"]
 
 
-def _as_1d(values: Sequence[float], name: str) -> np.ndarray:
+def _as_1d(values: ArrayLike, name: str) -> np.ndarray:
     a = np.asarray(values, dtype=float).ravel()
     if a.size == 0:
         raise ValueError(f"{name} must hold at least one value, got an empty sequence")
@@ -23,7 +23,7 @@ def _as_1d(values: Sequence[float], name: str) -> np.ndarray:
     return a
 
 
-def _paired_diff(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+def _paired_diff(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     x, y = _as_1d(a, "a"), _as_1d(b, "b")
     if x.shape != y.shape:
         raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
@@ -48,7 +48,7 @@ class Estimate:
         return f"{self.mean:.4g}" if self.n == 1 or self.std == 0.0 else f"{self.mean:.4g} ± {self.std:.2g}"
 
 
-def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
+def mean_ci(values: ArrayLike, confidence: float = 0.95) -> Estimate:
     """Mean, sample std (ddof=1) and the Student-t interval ``mean ± t_{(1+c)/2, n-1} · std / sqrt(n)``.  With one value
     (or zero spread) the interval collapses to the mean: the number is exact, not estimated."""
     if not 0.0 < confidence < 1.0:
@@ -63,7 +63,7 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     return Estimate(mean, std, n, mean - half, mean + half, confidence)
 
 
-def paired_wilcoxon(a: Sequence[float], b: Sequence[float], alternative: str = "greater") -> tuple[float, float]:
+def paired_wilcoxon(a: ArrayLike, b: ArrayLike, alternative: str = "greater") -> tuple[float, float]:
     """Wilcoxon signed-rank test on the paired differences ``a - b``; returns ``(statistic, p_value)``.
     ``alternative="greater"`` tests whether ``a`` tends to exceed ``b``.  All-zero differences give ``p = 1`` (no
     evidence either way) instead of scipy's error."""
@@ -77,7 +77,7 @@ def paired_wilcoxon(a: Sequence[float], b: Sequence[float], alternative: str = "
     return float(res.statistic), float(res.pvalue)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_boot: int = 10_000, confidence: float = 0.95,
+def paired_bootstrap(a: ArrayLike, b: ArrayLike, n_boot: int = 10_000, confidence: float = 0.95,
                      seed: int = 0) -> tuple[float, float, float, float]:
     """Percentile bootstrap of the mean paired difference ``mean(a - b)``, resampling the pairs with replacement.
     Returns ``(mean_diff, ci_low, ci_high, p_greater)`` where ``p_greater`` is the one-sided bootstrap p-value for
