@@ -12,7 +12,7 @@ Notation to names:
 paper                                           here
 ==============================================  ============================================================
 projection ``Pi_sigma``, bandwidth ``sigma``      :class:`LatentProjector` (``.fit(Z, sigma)``)
-implicit function ``zeta = id - Pi``              ``LatentProjector.zeta``; exact: :func:`sphere_zeta`, :func:`torus_zeta`
+implicit function ``zeta = id - Pi``              ``LatentProjector.zeta``; exact: ``sphere_zeta``, ``torus_zeta``
 ``W(z, z')`` ~ squared distance                  :class:`EuclideanMetric`, :class:`PullbackMetric` (``decoder``)
 discrete path energy ``E^K``, length             ``ImplicitManifold.energy``, ``.length``
 discrete geodesic / Exp / Log                    ``ImplicitManifold.geodesic``, ``.exp``, ``.log``

@@ -6,8 +6,9 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["sample_sphere", "random_embedding", "sphere_pair", "sphere_exp", "arc_points", "dist_to_sphere",
-           "dist_to_points", "rotated_digit", "TinyAutoencoder", "train_autoencoder", "torus_point",
+__all__ = ["sample_sphere", "random_embedding", "sphere_pair", "sphere_exp", "arc_points", "dist_to_arc",
+           "dist_to_sphere",
+           "dist_to_points", "rotated_digit", "torus_uv", "TinyAutoencoder", "train_autoencoder", "torus_point",
            "torus_chart_geodesic"]
 
 
@@ -44,6 +45,13 @@ def arc_points(a: np.ndarray, u: np.ndarray, theta: float, n: int = 4001) -> np.
     return np.cos(t) * a + np.sin(t) * u
 
 
+def dist_to_arc(P: np.ndarray, a: np.ndarray, u: np.ndarray, theta: float) -> np.ndarray:
+    """Exact distance of each row of ``P`` to the arc ``cos(t) a + sin(t) u``, ``t in [0, theta]`` (``a``, ``u``
+    orthonormal, in any dimension): the nearest point has angle ``clip(atan2(P.u, P.a), 0, theta)``."""
+    phi = np.clip(np.arctan2(P @ u, P @ a), 0.0, theta)[:, None]
+    return np.linalg.norm(P - (np.cos(phi) * a + np.sin(phi) * u), axis=1)
+
+
 def dist_to_points(P: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """Distance of each row of ``P`` to the nearest row of ``ref``."""
     d2 = (P**2).sum(1)[:, None] - 2 * P @ ref.T + (ref**2).sum(1)[None, :]
@@ -65,14 +73,26 @@ def torus_point(u, v, R: float = 0.8, r: float = 0.2) -> np.ndarray:
     return np.stack([(R + r * np.cos(v)) * np.cos(u), (R + r * np.cos(v)) * np.sin(u), r * np.sin(v)], -1)
 
 
-def torus_chart_geodesic(uv_a, uv_b, n_steps: int, R: float = 0.8, r: float = 0.2) -> tuple[np.ndarray, float]:
-    """Reference discrete geodesic in the chart ``(u, v)``: BFGS on ``E^K = K sum |T(u_k, v_k) - T(u_{k-1}, v_{k-1})|^2``
-    over the interior chart coordinates (initialised on the straight chart line).  Returns ``(path, energy)``."""
+def torus_uv(P: np.ndarray, R: float = 0.8) -> np.ndarray:
+    """Chart coordinates ``(u, v)`` of points of the torus (unwrapped along the path)."""
+    u = np.unwrap(np.arctan2(P[:, 1], P[:, 0]))
+    v = np.unwrap(np.arctan2(P[:, 2], np.hypot(P[:, 0], P[:, 1]) - R))
+    return np.column_stack([u, v])
+
+
+def torus_chart_geodesic(uv_a, uv_b, n_steps: int, R: float = 0.8, r: float = 0.2,
+                         init: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Reference discrete geodesic in the chart ``(u, v)``: BFGS on
+    ``E^K = K sum |T(u_k, v_k) - T(u_{k-1}, v_{k-1})|^2``
+    over the interior chart coordinates, initialised on the straight chart line (or on ``init``, ``(K+1, 2)`` chart
+    coordinates).  Returns ``(path, energy)``."""
     from scipy.optimize import minimize
 
     K = n_steps
     s = np.linspace(0, 1, K + 1)[:, None]
     uv = (1 - s) * np.asarray(uv_a, float) + s * np.asarray(uv_b, float)
+    if init is not None:
+        uv = np.asarray(init, float).copy()
     A, B = torch.as_tensor(uv[:1]), torch.as_tensor(uv[-1:])
 
     def T(w: torch.Tensor) -> torch.Tensor:
@@ -133,5 +153,5 @@ def train_autoencoder(X: np.ndarray, steps: int = 3000, lr: float = 3e-3, hidden
         opt.step()
         sched.step()
         if step % 100 == 0 or step == steps - 1:
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
     return ae.eval(), losses

@@ -267,7 +267,8 @@ class ImplicitManifold:
                 from .baselines import knn_graph_path
 
                 return knn_graph_path(self.codes, a, b, K, k=self.knn)
-            raise ValueError(f"init must be 'auto', 'knn', 'jump', 'linear' or a (n_steps+1, latent_dim) array, got {init!r}")
+            raise ValueError("init must be 'auto', 'knn', 'jump', 'linear' or a (n_steps+1, latent_dim) array, "
+                             f"got {init!r}")
         arr = init.detach().cpu().numpy() if isinstance(init, torch.Tensor) else np.asarray(init, dtype=np.float64)
         if arr.shape != (K + 1, a.size):
             raise ValueError(f"init array must have shape (n_steps+1, latent_dim) = {(K + 1, a.size)}, got {arr.shape}")
@@ -277,9 +278,10 @@ class ImplicitManifold:
                  max_mu: float = 3e4, tol: float | str = "auto", tol_constraint: float | str = "auto",
                  max_outer: int = 200):
         """Discrete geodesic ``z_0 = z_a, ..., z_K = z_b`` (``K = n_steps``): a ``(K+1, l)`` array (a tensor if
-        ``z_a`` is one).  ``init``: ``"auto"`` (``"knn"`` with codes, else ``"linear"``), ``"knn"`` (shortest path in the codes' kNN graph, resampled; needs
-        ``codes``), ``"jump"`` (half the nodes at ``z_a``, half at ``z_b``), ``"linear"`` or an array.  Solver
-        settings as in the module docstring.  ``tol`` (the gradient tolerance) ``"auto"``: ``1e-5`` without codes
+        ``z_a`` is one).  ``init``: ``"auto"`` (``"knn"`` with codes, else ``"linear"``), ``"knn"`` (shortest
+        path in the codes' kNN graph, resampled; needs ``codes``), ``"jump"`` (half the nodes at ``z_a``, half
+        at ``z_b``), ``"linear"`` or an array.  Solver settings as in the module docstring.  ``tol`` (the
+        gradient tolerance) ``"auto"``: ``1e-5`` without codes
         (exact constraints), else ``0.1 * tol_constraint``: a learned ``zeta`` has no exact zero set beyond
         its fixed points, so driving the gradient to ``1e-5`` makes the multipliers drag the nodes along the
         manifold (see docs).  ``last_info_`` holds the solver's record."""
@@ -322,6 +324,37 @@ class ImplicitManifold:
         """Length of the discrete geodesic from ``z_a`` to ``z_b``."""
         return self.length(np.asarray(self.geodesic(z_a, z_b, n_steps, **kwargs)))
 
+    def _exp_step(self, z_prev: np.ndarray, z_k: np.ndarray, constrfact: float, gtol: float,
+                  lam_reg: float) -> tuple[np.ndarray, float]:
+        """One shooting step: ``(z_{k+1}, residual)`` from the discrete Euler-Lagrange system at ``z_k``."""
+        metric, n = self.metric, z_k.size
+        zp = torch.as_tensor(z_prev[None, :])
+        zk = torch.as_tensor(z_k[None, :]).requires_grad_(True)
+        (d2,) = torch.autograd.grad(metric.sqdist(zp, zk).sum(), zk)
+        J = torch.autograd.functional.jacobian(lambda t: self._zeta(t[None, :])[0], zk[0].detach())  # (m, l)
+        zk_d = zk.detach()
+
+        def el(t: torch.Tensor, lam: torch.Tensor, create_graph: bool) -> torch.Tensor:
+            zk2 = zk_d.clone().requires_grad_(True)
+            (d1,) = torch.autograd.grad(metric.sqdist(zk2, t[None, :]).sum(), zk2, create_graph=create_graph)
+            return d2[0] + d1[0] - J.T @ lam
+
+        guess = 2 * z_k - z_prev
+        r0 = el(torch.as_tensor(guess), torch.zeros(J.shape[0], dtype=torch.float64), False).detach()
+        lam0 = torch.linalg.lstsq(J.T, r0[:, None]).solution[:, 0]
+
+        def fun(x: np.ndarray):
+            t = torch.as_tensor(x).requires_grad_(True)
+            r = el(t[:n], t[n:], True)
+            c = self._zeta(t[:n][None, :])[0]
+            val = 0.5 * (r**2).sum() + 0.5 * constrfact * (c**2).sum() + 0.5 * lam_reg * (t[n:] ** 2).sum()
+            (g,) = torch.autograd.grad(val, t)
+            return float(val.detach()), g.numpy().astype(np.float64)
+
+        res = minimize(fun, np.concatenate([guess, lam0.numpy()]), jac=True, method="BFGS",
+                       options={"gtol": gtol, "maxiter": 1000})
+        return res.x[:n], float(res.fun)
+
     def exp(self, z0, v, n_steps: int = 16, first_step: str = "project", constrfact: float = 1.0,
             gtol: float = 1e-10, lam_reg: float = 1e-8):
         """Discrete exponential map: shoot ``K = n_steps`` steps from ``z0`` with initial velocity ``v``.
@@ -344,38 +377,11 @@ class ImplicitManifold:
         vv = _as_point(v, p0.size, "v") / K
         z1 = p0 + vv if first_step == "linear" else self.project(p0 + vv)
         path = [p0, z1]
-        metric = self.metric
         resid_max = 0.0
         for _ in range(1, K):
-            zp = torch.as_tensor(path[-2][None, :])
-            zk = torch.as_tensor(path[-1][None, :]).requires_grad_(True)
-            (d2,) = torch.autograd.grad(metric.sqdist(zp, zk).sum(), zk)
-            J = torch.autograd.functional.jacobian(lambda t: self._zeta(t[None, :])[0], zk[0].detach())  # (m, l)
-            m = J.shape[0]
-            guess = 2 * path[-1] - path[-2]
-            zk_d = zk.detach()
-
-            def el(t: torch.Tensor, lam: torch.Tensor, create_graph: bool) -> torch.Tensor:
-                zk2 = zk_d.clone().requires_grad_(True)
-                (d1,) = torch.autograd.grad(metric.sqdist(zk2, t[None, :]).sum(), zk2, create_graph=create_graph)
-                return d2[0] + d1[0] - J.T @ lam
-
-            r0 = el(torch.as_tensor(guess), torch.zeros(m, dtype=torch.float64), False).detach()
-            lam0 = torch.linalg.lstsq(J.T, r0[:, None]).solution[:, 0]
-            x0 = np.concatenate([guess, lam0.numpy()])
-            n = p0.size
-
-            def fun(x: np.ndarray):
-                t = torch.as_tensor(x).requires_grad_(True)
-                r = el(t[:n], t[n:], True)
-                c = self._zeta(t[:n][None, :])[0]
-                val = 0.5 * (r**2).sum() + 0.5 * constrfact * (c**2).sum() + 0.5 * lam_reg * (t[n:] ** 2).sum()
-                (g,) = torch.autograd.grad(val, t)
-                return float(val.detach()), g.numpy().astype(np.float64)
-
-            res = minimize(fun, x0, jac=True, method="BFGS", options={"gtol": gtol, "maxiter": 1000})
-            resid_max = max(resid_max, float(res.fun))
-            path.append(res.x[:n])
+            z_next, f = self._exp_step(path[-2], path[-1], constrfact, gtol, lam_reg)
+            resid_max = max(resid_max, f)
+            path.append(z_next)
         self.last_info_["max_step_residual"] = resid_max
         out = np.array(path)
         return torch.as_tensor(out) if isinstance(z0, torch.Tensor) else out

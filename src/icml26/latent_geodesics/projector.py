@@ -104,7 +104,7 @@ class LatentProjector(nn.Module):
             raise ValueError(f"Z must have {self.latent_dim} columns (latent_dim), got {Z.shape[1]}")
         sig = np.atleast_1d(np.asarray(sigma, dtype=float))
         if sig.ndim != 1 or sig.size == 0 or not np.all(np.isfinite(sig)) or np.any(sig <= 0):
-            raise ValueError(f"sigma must be a positive float or a non-empty sequence of positive floats, got {sigma!r}")
+            raise ValueError(f"sigma must be a positive float or a non-empty sequence of them, got {sigma!r}")
         for name, v in (("steps", steps), ("batch_size", batch_size), ("eval_every", eval_every)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
