@@ -274,8 +274,8 @@ def _digits(cfg: Config, seed: int, progress: Progress) -> dict:
                 "nearest_angles": ang.tolist(), "order_frac": frac, "monotone": bool(frac == 1.0),
                 "images": np.round(imgs, 3).tolist()}
 
-    M_e = ImplicitManifold(proj.zeta, EuclideanMetric(), codes=Z)
-    M_p = ImplicitManifold(proj.zeta, PullbackMetric(dec), codes=Z)
+    M_e = ImplicitManifold(proj.zeta, EuclideanMetric(), codes=Z, knn=cfg.knn)
+    M_p = ImplicitManifold(proj.zeta, PullbackMetric(dec), codes=Z, knn=cfg.knn)
     out = {"index": index, "digit": cls, "ae_losses": payload["losses"], "projector_seconds": secs,
            "projector_history": hist, "residual_on_manifold": float(M_e.violation(Z).mean()),
            "code_scale": scale, "sigma_abs": sigma}
