@@ -86,6 +86,14 @@ PAPERS: tuple[dict, ...] = (
         "extra": "ot",
     },
     {
+        "slug": "latent_geodesics",
+        "title": "Geodesic Calculus on Implicitly Defined Latent Manifolds",
+        "paper": "Hartwig, Sassen, Braunsmann, Rumpf, Wirth, ICML 2026, arXiv 2510.09468",
+        "component": "LatentProjector (denoising nn.Module, zeta = z - Pi(z)), ImplicitManifold (augmented-Lagrangian "
+        "geodesic, discrete exp/log, energy/length), EuclideanMetric / PullbackMetric, sphere_zeta / torus_zeta; "
+        "linear / projected-linear / kNN-graph baselines",
+    },
+    {
         "slug": "linear_crl",
         "title": "Linear Causal Representation Learning by Topological Ordering, Pruning, and Disentanglement "
         "(CREATOR)",
@@ -136,7 +144,6 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "latent_geodesics",
     "lifil",
     "monet",
     "ovisocr",

@@ -1,0 +1,69 @@
+"""Smoke test of the quick preset through the core runner; mutants move verdicts."""
+
+import copy
+import json
+from dataclasses import replace
+
+from icml26.core import VERDICTS, judge_records, run_experiment
+from icml26.latent_geodesics import experiment as exp_mod
+from icml26.latent_geodesics.experiment import QUICK, measure
+
+KINDS = {
+    "linear_leaves_manifold_s2": "precondition",
+    "linear_leaves_manifold_digits": "precondition",
+    "beats_half_linear_s2": "claim",
+    "beats_knn_s2": "claim",
+    "length_error_s2": "claim",
+    "digits_closer_than_linear": "claim",
+    "digits_pullback_closer_than_linear": "claim",
+    "digits_angles_in_order": "claim",
+    "sphere_on_great_circle": "check",
+    "sphere_length_second_order": "check",
+    "torus_matches_chart": "check",
+}
+
+
+def test_quick_preset_end_to_end_and_mutated_records(tmp_path):
+    run_dir = run_experiment("latent_geodesics", preset="quick", out=tmp_path)
+    result = json.loads((run_dir / "result.json").read_text())
+    assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
+    by_id = {c["id"]: c for c in result["claims"]}
+    assert all(c["verdict"] in VERDICTS for c in result["claims"])
+    for cid, kind in KINDS.items():
+        if kind == "check":
+            assert by_id[cid]["verdict"] == "holds", by_id[cid]
+    for cid in ("beats_half_linear_s2", "beats_knn_s2", "length_error_s2"):
+        assert by_id[cid]["requires"] == ["linear_leaves_manifold_s2"]
+        assert by_id[cid]["test"]["unit"] == "seed" and by_id[cid]["test"]["n_units"] == len(result["seeds"])
+    assert by_id["digits_closer_than_linear"]["requires"] == ["linear_leaves_manifold_digits"]
+    assert set(result["tuning"]) >= {"learned-zeta geodesic", "linear interpolation", "kNN graph"}
+    for name in ("sphere_paths.png", "digit_strips.png", "projector_training.png", "report.md"):
+        assert (run_dir / name).exists()
+
+    # mutant records: a precondition that fails makes the claims "setting invalid"; a geodesic no better than
+    # the straight line makes the 0.5x claim fail
+    records = result["records"]
+    bad = copy.deepcopy(records)
+    for r in bad:
+        r["learned"]["manifolds"]["s2"]["residual_on_manifold"] = 1.0
+    got = judge_records("latent_geodesics", QUICK, bad, result["seeds"]).by_id()["beats_half_linear_s2"]
+    assert got.verdict == "inconclusive" and got.reason == "setting invalid: linear_leaves_manifold_s2"
+    bad = copy.deepcopy(records)
+    for r in bad:
+        r["learned"]["manifolds"]["s2"]["residual_on_manifold"] = 1e-4
+        for arc in r["learned"]["manifolds"]["s2"]["arcs"].values():
+            arc["geodesic"].update({k: arc["linear"][k] for k in ("geo_err", "len_err", "off_manifold")})
+    got = judge_records("latent_geodesics", QUICK, bad, result["seeds"]).by_id()["beats_half_linear_s2"]
+    assert got.verdict == "does not hold"
+
+
+def test_dropped_constraint_fails_the_exactness_checks(monkeypatch):
+    """Mutant: the solver ignores the constraint (zeta = 0 everywhere): straight chords, the checks fail."""
+    cfg = replace(QUICK, parts=("exact",))
+    zero = lambda z: 0.0 * z[..., :1]  # noqa: E731
+    monkeypatch.setattr(exp_mod, "sphere_zeta", zero)
+    monkeypatch.setattr(exp_mod, "torus_zeta", zero)
+    records = [measure(cfg, 0)]
+    got = judge_records("latent_geodesics", cfg, records, [0]).by_id()
+    assert got["sphere_on_great_circle"].verdict == "does not hold"
+    assert got["torus_matches_chart"].verdict == "does not hold"

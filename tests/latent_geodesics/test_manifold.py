@@ -1,0 +1,139 @@
+"""Closed forms and invariants of the discrete geodesic calculus on exact constraints."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26.latent_geodesics import EuclideanMetric, ImplicitManifold, PullbackMetric, sphere_zeta, torus_zeta
+from icml26.latent_geodesics.data import dist_to_arc, sphere_exp, sphere_pair, torus_chart_geodesic, torus_point
+
+S2 = ImplicitManifold(sphere_zeta)
+
+
+def _pair(deg, seed=0):
+    return sphere_pair(math.radians(deg), np.random.default_rng(seed))
+
+
+def test_sphere_geodesic_on_great_circle_equal_chords_and_energy():
+    th = math.radians(120)
+    a, b, u = _pair(120)
+    for K in (4, 8):
+        p = S2.geodesic(a, b, K)
+        assert dist_to_arc(p, a, u, th).max() < 1e-5
+        chords = np.linalg.norm(np.diff(p, axis=0), axis=1)
+        assert np.ptp(chords) < 1e-6
+        assert abs(S2.energy(p) - (2 * K * math.sin(th / (2 * K))) ** 2) < 1e-5  # K E^K -> theta^2 as K grows
+        assert abs(S2.length(p) - 2 * K * math.sin(th / (2 * K))) < 1e-6
+
+
+def test_reversing_endpoints_reverses_path():
+    a, b, _ = _pair(90, 1)
+    assert np.abs(S2.geodesic(b, a, 6)[::-1] - S2.geodesic(a, b, 6)).max() < 1e-5
+
+
+def test_exp_matches_closed_form_and_exp_log_roundtrip():
+    a, b, u = _pair(80, 2)
+    v = math.radians(80) * u
+    shot = S2.exp(a, v, 16)
+    assert np.linalg.norm(shot[-1] - sphere_exp(a, v)) < 2e-2  # O(K^-2) consistency of the projected first step
+    assert np.linalg.norm(S2.exp(a, v, 32)[-1] - sphere_exp(a, v)) < np.linalg.norm(shot[-1] - sphere_exp(a, v))
+    g = S2.geodesic(a, b, 8)
+    back = S2.exp(a, S2.log(a, b, 8), 8, first_step="linear")
+    assert np.abs(back - g).max() < 1e-4
+
+
+def test_flat_constraint_gives_straight_segment_and_linear_exp():
+    A = torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64)
+    plane = ImplicitManifold(lambda z: z @ A.T - 0.5)
+    a, b = np.array([0.0, 0.0, 0.5]), np.array([1.0, 2.0, 0.5])
+    p = plane.geodesic(a, b, 5, init="jump")
+    assert np.abs(p - np.linspace(a, b, 6)).max() < 1e-5
+    v = np.array([0.3, -0.2, 0.0])
+    assert np.abs(plane.exp(a, v, 4)[-1] - (a + v)).max() < 1e-6
+
+
+def test_torus_matches_chart_reference():
+    T = ImplicitManifold(torus_zeta)
+    uva, uvb, K = (1.0, 0.0), (0.0, 1.0), 10
+    s = np.linspace(0, 1, K + 1)[:, None]
+    init = torus_point(*((1 - s) * np.array(uva) + s * np.array(uvb)).T)
+    p = T.geodesic(torus_point(*uva), torus_point(*uvb), K, init=init)
+    _, ref = torus_chart_geodesic(uva, uvb, K)
+    assert abs(T.energy(p) - ref) / ref < 1e-4
+
+
+def test_pullback_identity_equals_euclidean_energy_and_gradient():
+    rng = np.random.default_rng(0)
+    P = torch.as_tensor(rng.normal(size=(6, 3))).requires_grad_(True)
+    ident = torch.nn.Identity()
+    e1 = ImplicitManifold(sphere_zeta, EuclideanMetric())._energy(P)
+    e2 = ImplicitManifold(sphere_zeta, PullbackMetric(ident))._energy(P)
+    (g1,) = torch.autograd.grad(e1, P)
+    (g2,) = torch.autograd.grad(e2, P)
+    assert torch.allclose(e1, e2) and torch.allclose(g1, g2)
+
+
+def test_lagrangian_gradient_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    M = ImplicitManifold(sphere_zeta, PullbackMetric(lambda z: torch.tanh(z * 1.3)))
+    X = rng.normal(size=(5, 3))
+    lam, mu = torch.as_tensor(rng.normal(size=(5, 1))), 7.0
+
+    def L(t):
+        c = M._zeta(t)
+        return M._energy(t) - (lam * c).sum() + 0.5 * mu * (c**2).sum()
+
+    t = torch.as_tensor(X).requires_grad_(True)
+    (g,) = torch.autograd.grad(L(t), t)
+    h = 1e-6
+    fd = np.zeros_like(X)
+    for i in np.ndindex(X.shape):
+        e = np.zeros_like(X)
+        e[i] = h
+        fd[i] = (float(L(torch.as_tensor(X + e))) - float(L(torch.as_tensor(X - e)))) / (2 * h)
+    assert np.abs(fd - g.numpy()).max() < 1e-5
+
+
+@settings(max_examples=8, deadline=None)
+@given(deg=st.floats(20, 140), seed=st.integers(0, 10_000), K=st.integers(3, 8))
+def test_property_sphere_geodesic_is_great_circle(deg, seed, K):
+    th = math.radians(deg)
+    a, b, u = sphere_pair(th, np.random.default_rng(seed))
+    p = S2.geodesic(a, b, K)
+    assert dist_to_arc(p, a, u, th).max() < 1e-4
+    assert abs(S2.length(p) - th) / th < th**2 / (24 * K * K) * 1.05 + 1e-6
+
+
+def test_bad_inputs():
+    a, b, _ = _pair(60)
+    with pytest.raises(ValueError, match="n_steps"):
+        S2.geodesic(a, b, 1)
+    with pytest.raises(ValueError, match="n_steps"):
+        S2.exp(a, b - a, 1)
+    with pytest.raises(ValueError, match="off the manifold"):
+        ImplicitManifold(sphere_zeta, off_manifold="raise").geodesic(1.5 * a, b, 4)
+    with pytest.raises(ValueError, match="init"):
+        S2.geodesic(a, b, 4, init="knn")
+    with pytest.raises(ValueError, match="init"):
+        S2.geodesic(a, b, 4, init=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="off_manifold"):
+        ImplicitManifold(sphere_zeta, off_manifold="clip")
+    with pytest.raises(TypeError, match="zeta"):
+        ImplicitManifold(3.0)
+    with pytest.raises(ValueError, match="alpha"):
+        S2.geodesic(a, b, 4, alpha=1.0)
+    with pytest.raises(ValueError, match="first_step"):
+        S2.exp(a, b - a, 4, first_step="x")
+    with pytest.raises(ValueError, match="z_a"):
+        S2.geodesic(np.zeros((2, 3)), b, 4)
+
+
+def test_off_manifold_endpoint_is_projected():
+    a, b, _ = _pair(60)
+    p = S2.geodesic(1.3 * a, b, 4)
+    assert abs(np.linalg.norm(p[0]) - 1) < 1e-5 and np.abs(p[0] - a).max() < 1e-4
+    assert S2.last_info_["projected_endpoints"] == ["z_a"]
