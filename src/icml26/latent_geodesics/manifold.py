@@ -128,8 +128,15 @@ class ImplicitManifold:
     ``"raise"`` raises ``ValueError``.
     """
 
-    def __init__(self, zeta: Zeta, metric: EuclideanMetric | PullbackMetric | None = None, codes=None,
-                 endpoint_tol: float = 0.05, off_manifold: str = "project", knn: int = 10) -> None:
+    def __init__(
+        self,
+        zeta: Zeta,
+        metric: EuclideanMetric | PullbackMetric | None = None,
+        codes=None,
+        endpoint_tol: float = 0.05,
+        off_manifold: str = "project",
+        knn: int = 10,
+    ) -> None:
         if not callable(zeta):
             raise TypeError(f"zeta must be a callable (n, l) tensor -> (n, m) tensor, got {type(zeta)}")
         metric = EuclideanMetric() if metric is None else metric
@@ -172,8 +179,10 @@ class ImplicitManifold:
         v = float(self.violation(p)[0])
         if v > self.endpoint_tol:
             if self.off_manifold == "raise":
-                raise ValueError(f"{name} is off the manifold: |zeta({name})| = {v:.3g} > endpoint_tol = "
-                                 f"{self.endpoint_tol:g} (use off_manifold='project' to project it)")
+                raise ValueError(
+                    f"{name} is off the manifold: |zeta({name})| = {v:.3g} > endpoint_tol = "
+                    f"{self.endpoint_tol:g} (use off_manifold='project' to project it)"
+                )
             p = self.project(p)
             self.last_info_.setdefault("projected_endpoints", []).append(name)
         return p
@@ -195,8 +204,17 @@ class ImplicitManifold:
             return float(torch.sqrt(self.metric.sqdist(t[:-1], t[1:]).clamp_min(0)).sum())
 
     # -- the augmented-Lagrangian solver ---------------------------------------------------------------------
-    def _solve(self, objective: Callable[[torch.Tensor], torch.Tensor], x0: np.ndarray, tol_constraint: float,
-               mu: float, alpha: float, max_mu: float, tol: float, max_outer: int) -> tuple[np.ndarray, dict]:
+    def _solve(
+        self,
+        objective: Callable[[torch.Tensor], torch.Tensor],
+        x0: np.ndarray,
+        tol_constraint: float,
+        mu: float,
+        alpha: float,
+        max_mu: float,
+        tol: float,
+        max_outer: int,
+    ) -> tuple[np.ndarray, dict]:
         """Minimise ``objective(X)`` s.t. ``zeta(X) = 0`` row-wise, ``X`` of shape ``x0.shape`` (see module doc)."""
         shape = x0.shape
         X = torch.as_tensor(x0, dtype=torch.float64)
@@ -242,8 +260,15 @@ class ImplicitManifold:
         info.update({"mu": float(mu), "constraint": cn, "tol_constraint": float(tol_constraint)})
         return x.reshape(shape), info
 
-    def project(self, z, tol_constraint: float | str = "auto", mu: float = 10.0, alpha: float = 2.0,
-                max_mu: float = 3e4, tol: float = 1e-6):
+    def project(
+        self,
+        z,
+        tol_constraint: float | str = "auto",
+        mu: float = 10.0,
+        alpha: float = 2.0,
+        max_mu: float = 3e4,
+        tol: float = 1e-6,
+    ):
         """Nearest point of the zero set: ``argmin |y - z|^2 s.t. zeta(y) = 0`` (augmented Lagrangian)."""
         p = _as_point(z, None, "z")
         tc = self._auto_tol(1) if tol_constraint == "auto" else float(tol_constraint)
@@ -267,16 +292,27 @@ class ImplicitManifold:
                 from .baselines import knn_graph_path
 
                 return knn_graph_path(self.codes, a, b, K, k=self.knn)
-            raise ValueError("init must be 'auto', 'knn', 'jump', 'linear' or a (n_steps+1, latent_dim) array, "
-                             f"got {init!r}")
+            raise ValueError(
+                f"init must be 'auto', 'knn', 'jump', 'linear' or a (n_steps+1, latent_dim) array, got {init!r}"
+            )
         arr = init.detach().cpu().numpy() if isinstance(init, torch.Tensor) else np.asarray(init, dtype=np.float64)
         if arr.shape != (K + 1, a.size):
             raise ValueError(f"init array must have shape (n_steps+1, latent_dim) = {(K + 1, a.size)}, got {arr.shape}")
         return arr.astype(np.float64).copy()
 
-    def geodesic(self, z_a, z_b, n_steps: int = 16, init="auto", mu: float = 10.0, alpha: float = 2.0,
-                 max_mu: float = 3e4, tol: float | str = "auto", tol_constraint: float | str = "auto",
-                 max_outer: int = 200):
+    def geodesic(
+        self,
+        z_a,
+        z_b,
+        n_steps: int = 16,
+        init="auto",
+        mu: float = 10.0,
+        alpha: float = 2.0,
+        max_mu: float = 3e4,
+        tol: float | str = "auto",
+        tol_constraint: float | str = "auto",
+        max_outer: int = 200,
+    ):
         """Discrete geodesic ``z_0 = z_a, ..., z_K = z_b`` (``K = n_steps``): a ``(K+1, l)`` array (a tensor if
         ``z_a`` is one).  ``init``: ``"auto"`` (``"knn"`` with codes, else ``"linear"``), ``"knn"`` (shortest
         path in the codes' kNN graph, resampled; needs ``codes``), ``"jump"`` (half the nodes at ``z_a``, half
@@ -324,8 +360,9 @@ class ImplicitManifold:
         """Length of the discrete geodesic from ``z_a`` to ``z_b``."""
         return self.length(np.asarray(self.geodesic(z_a, z_b, n_steps, **kwargs)))
 
-    def _exp_step(self, z_prev: np.ndarray, z_k: np.ndarray, constrfact: float, gtol: float,
-                  lam_reg: float) -> tuple[np.ndarray, float]:
+    def _exp_step(
+        self, z_prev: np.ndarray, z_k: np.ndarray, constrfact: float, gtol: float, lam_reg: float
+    ) -> tuple[np.ndarray, float]:
         """One shooting step: ``(z_{k+1}, residual)`` from the discrete Euler-Lagrange system at ``z_k``."""
         metric, n = self.metric, z_k.size
         zp = torch.as_tensor(z_prev[None, :])
@@ -351,12 +388,21 @@ class ImplicitManifold:
             (g,) = torch.autograd.grad(val, t)
             return float(val.detach()), g.numpy().astype(np.float64)
 
-        res = minimize(fun, np.concatenate([guess, lam0.numpy()]), jac=True, method="BFGS",
-                       options={"gtol": gtol, "maxiter": 1000})
+        res = minimize(
+            fun, np.concatenate([guess, lam0.numpy()]), jac=True, method="BFGS", options={"gtol": gtol, "maxiter": 1000}
+        )
         return res.x[:n], float(res.fun)
 
-    def exp(self, z0, v, n_steps: int = 16, first_step: str = "project", constrfact: float = 1.0,
-            gtol: float = 1e-10, lam_reg: float = 1e-8):
+    def exp(
+        self,
+        z0,
+        v,
+        n_steps: int = 16,
+        first_step: str = "project",
+        constrfact: float = 1.0,
+        gtol: float = 1e-10,
+        lam_reg: float = 1e-8,
+    ):
         """Discrete exponential map: shoot ``K = n_steps`` steps from ``z0`` with initial velocity ``v``.
 
         Returns the ``(K+1, l)`` shooting path (``[-1]`` is ``Exp_{z0}(v)``).  ``first_step``: ``"project"``
