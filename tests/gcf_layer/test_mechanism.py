@@ -188,3 +188,76 @@ def test_bad_inputs():
         MenuMechanism(FinitelyConvex(4, 2, 2, mode="concave", default_option=True))
     with pytest.raises(TypeError, match="layer"):
         MenuMechanism("menu")
+
+
+def _restart_fit(restarts: int, seed: int = 3):
+    g = torch.Generator().manual_seed(seed)
+    layer = FinitelyConvex(
+        8,
+        2,
+        2,
+        linear_kernel,
+        y_bounds=(0.0, 1.0),
+        default_option=True,
+        temp=200.0,
+        b_init=torch.rand(8, generator=g) * 2,
+        generator=g,
+    )
+    train, val = torch.rand(2048, 2, generator=g), torch.rand(2048, 2, generator=g)
+    mech = MenuMechanism(layer).fit(
+        train,
+        soft_steps=120,
+        ste_steps=20,
+        lr=3e-2,
+        batch_size=512,
+        generator=g,
+        restarts=restarts,
+        explore_steps=20,
+        val_types=val,
+        log_every=1,
+    )
+    return mech, val
+
+
+def test_restarts_select_the_best_start_on_held_out_types_at_equal_total_steps():
+    mech, val = _restart_fit(4)
+    vals = [r["val_objective"] for r in mech.restarts_]
+    assert len(vals) == 4 and mech.selected_ == int(np.argmax(vals))
+    # never worse than the single start (start 0 = the given initialisation) on the selection objective
+    assert vals[mech.selected_] >= vals[0]
+    assert len(mech.history_) == 120 + 20  # same total optimiser steps as one start
+    assert mech.layer.is_feasible()
+    single, _ = _restart_fit(1)
+    assert single.restarts_ == [] and len(single.history_) == 140
+
+
+def test_rochetnet_restarts_use_the_same_budget():
+    g = torch.Generator().manual_seed(4)
+    types, val = torch.rand(2048, 1, generator=g), torch.rand(2048, 1, generator=g)
+    rn = RochetNet(4, 1, generator=g).fit(
+        types, steps=100, lr=3e-2, batch_size=512, generator=g, restarts=3, explore_steps=20, val_types=val
+    )
+    vals = [r["val_objective"] for r in rn.restarts_]
+    assert len(vals) == 3 and vals[rn.selected_] == max(vals)
+    with pytest.raises(ValueError, match="exceeds steps"):
+        RochetNet(4, 1).fit(types, steps=10, restarts=3, explore_steps=5)
+
+
+def test_restart_bad_inputs():
+    mech = MenuMechanism(FinitelyConvex(4, 2, 2, y_bounds=(0.0, 1.0), default_option=True))
+    x = torch.rand(50, 2)
+    with pytest.raises(ValueError, match="restarts"):
+        mech.fit(x, restarts=0)
+    with pytest.raises(ValueError, match="same total budget"):
+        mech.fit(x, soft_steps=10, ste_steps=0, restarts=4, explore_steps=5)
+    with pytest.raises(ValueError, match="init_fn must return"):
+        mech.fit(
+            x,
+            soft_steps=10,
+            ste_steps=0,
+            restarts=2,
+            explore_steps=2,
+            init_fn=lambda g: (torch.zeros(3, 2), torch.zeros(3)),
+        )
+    with pytest.raises(ValueError, match="val_types must have shape"):
+        mech.fit(x, soft_steps=10, ste_steps=0, restarts=2, explore_steps=2, val_types=torch.rand(5, 3))

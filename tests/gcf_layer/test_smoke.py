@@ -14,6 +14,7 @@ from icml26.gcf_layer.experiment import QUICK  # noqa: E402
 KINDS = {
     "auction_ir": "check",
     "auction_revenue_upper_bound": "check",
+    "auction_one_item_upper": "check",
     "ot_weak_duality": "check",
     "mv_bundling_gap": "precondition",
     "ot_1d_affine_fails": "precondition",
@@ -24,15 +25,17 @@ KINDS = {
     "auction_mussa_rosen": "claim",
     "auction_sqrt_kernel": "claim",
     "auction_unit_demand": "claim",
-    "rochetnet_agreement": "claim",
     "ot_1d_uvp": "claim",
     "ot_2d_uvp": "claim",
+    "ot_learned_uvp": "claim",
+    "ot_learned_dual": "claim",
 }
 REQUIRES = {
     "auction_two_items": ["mv_bundling_gap"],
     "auction_beats_bundling": ["mv_bundling_gap"],
     "ot_1d_uvp": ["ot_1d_affine_fails"],
     "ot_2d_uvp": ["ot_2d_affine_fails"],
+    "ot_learned_uvp": ["ot_1d_affine_fails"],
 }
 
 
@@ -70,15 +73,32 @@ def _judge(records):
 
 
 def test_checks_fail_on_broken_records(quick_run):
-    """Mutants: an impossible revenue above 1/4, a buyer left with negative utility, a dual above the OT cost."""
+    """Mutants: an impossible revenue above the optimum, a buyer left with negative utility, a dual above the OT
+    cost (fixed- and learned-candidate)."""
     _, _, records = quick_run
     broken = json.loads(json.dumps(records))
-    broken[1]["auctions"]["one_item"]["gcf"] = 0.26
     broken[2]["auctions"]["mv"]["min_utility"] = -0.01
     broken[0]["transport"]["1d-exp-p3"]["dual_gap"] = -0.01
+    broken[1]["auctions"]["mv"]["rochetnet"] = 0.56
     by_id = _judge(broken)
     for cid in ("auction_revenue_upper_bound", "auction_ir", "ot_weak_duality"):
         assert by_id[cid].verdict == "does not hold", cid
+    broken = json.loads(json.dumps(records))
+    broken[0]["transport"]["1d-exp-p3"]["lc_dual_gap"] = -0.01
+    assert _judge(broken)["ot_weak_duality"].verdict == "does not hold"
+
+
+def test_one_item_mutant_that_overstates_revenue_fails_the_check(quick_run):
+    """An impossible one-item revenue (above 1/4 by far more than the Monte-Carlo error) passes the one-sided
+    claim but fails the check: |revenue - 1/4| can no longer hide it."""
+    _, _, records = quick_run
+    broken = json.loads(json.dumps(records))
+    for r in broken:
+        r["auctions"]["one_item"]["gcf"] = 0.27
+    by_id = _judge(broken)
+    assert by_id["auction_one_item_upper"].verdict == "does not hold"
+    assert by_id["auction_one_item"].verdict == "holds"  # the claim alone would accept it
+    assert _judge(records)["auction_one_item_upper"].verdict == "holds"
 
 
 def test_precondition_gates_the_transport_claim(quick_run):

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.gcf_layer import BarycentricOT, FinitelyConvex, GeneralCostOT, l2_uvp, lp_cost
+from icml26.gcf_layer import BarycentricOT, FinitelyConvex, GeneralCostOT, LearnedCandidateOT, l2_uvp, lp_cost
 
 torch.set_num_threads(1)
 D64 = torch.float64
@@ -109,9 +109,9 @@ def test_bad_inputs():
     ot = GeneralCostOT(lp_cost(2.0), steps=5)
     with pytest.raises(RuntimeError, match="fit"):
         ot.transport(np.zeros((2, 1)))
-    with pytest.raises(ValueError, match="X must be finite"):
+    with pytest.raises(ValueError, match="Xs must be finite"):
         ot.fit(np.array([[0.0], [np.inf]]), np.zeros((2, 1)))
-    with pytest.raises(ValueError, match="Y must have 2 columns"):
+    with pytest.raises(ValueError, match="Xt must have 2 columns"):
         ot.fit(np.zeros((4, 2)), np.zeros((4, 1)))
     ot.fit(np.random.default_rng(0).random((8, 1)), np.random.default_rng(1).random((8, 1)))
     with pytest.raises(ValueError, match="X must have 1 columns"):
@@ -119,3 +119,72 @@ def test_bad_inputs():
     custom = GeneralCostOT(lambda x, y: torch.cdist(x, y), steps=5).fit(np.zeros((4, 1)), np.ones((4, 1)))
     with pytest.raises(ValueError, match="inverse_grad_h"):
         custom.transport(np.zeros((2, 1)), "soft")
+
+
+def _pot_cost(X, Y, p, a=None, b=None):
+    import ot
+
+    M = lp_cost(p)(torch.as_tensor(X), torch.as_tensor(Y)).numpy()
+    a = np.full(len(X), 1 / len(X)) if a is None else a / a.sum()
+    b = np.full(len(Y), 1 / len(Y)) if b is None else b / b.sum()
+    return float(ot.emd2(a, b, M))
+
+
+def test_learned_candidate_dual_matches_emd2_on_a_tiny_problem():
+    rng = np.random.default_rng(2)
+    X, Y = rng.standard_normal((40, 1)), rng.exponential(size=(8, 1))
+    lc = LearnedCandidateOT(lp_cost(3.0), n_candidates=8, steps=800, lr=3e-2, seed=0).fit(X, Y)
+    emd = _pot_cost(X, Y, 3.0)
+    dual = lc.dual_value()
+    assert dual <= emd * (1 + 1e-5)  # weak duality: the c-transform over the support makes a feasible pair
+    assert (emd - dual) / emd < 0.01
+    assert lc.potential_.y.shape == (8, 1) and lc.transform(X).shape == (40, 1)
+
+
+def test_weights_equal_duplicated_samples():
+    rng = np.random.default_rng(3)
+    X, Y = rng.standard_normal((12, 1)), rng.standard_normal((10, 1)) + 1.0
+    a = rng.integers(1, 4, 12).astype(float)
+    b = rng.integers(1, 4, 10).astype(float)
+    Xd, Yd = np.repeat(X, a.astype(int), 0), np.repeat(Y, b.astype(int), 0)
+    emd = _pot_cost(X, Y, 2.0, a, b)
+    assert emd == pytest.approx(_pot_cost(Xd, Yd, 2.0), rel=1e-9)
+    kw = dict(steps=3000, lr=3e-2, batch_size=10_000, dtype=D64)
+    w = GeneralCostOT(lp_cost(2.0), **kw).fit(X, Y, a=a, b=b)
+    d = GeneralCostOT(lp_cost(2.0), **kw).fit(Xd, Yd)
+    assert w.dual_value(X, a) == pytest.approx(d.dual_value(Xd), rel=2e-3)
+    assert w.dual_value(X, a) == pytest.approx(emd, rel=2e-3) and w.dual_value(X, a) <= emd + 1e-9
+    assert np.mean(np.isclose(w.transport(X, "hard"), d.transport(X, "hard"))) >= 0.75  # up to near-ties
+    lw = LearnedCandidateOT(lp_cost(2.0), n_candidates=6, steps=600, lr=3e-2, dtype=D64).fit(X, Y, a=a, b=b)
+    assert lw.dual_value() <= emd + 1e-9 and (emd - lw.dual_value()) / emd < 0.02
+
+
+def test_pot_style_fit_transform():
+    rng = np.random.default_rng(4)
+    Xs, Xt = rng.standard_normal((64, 1)), rng.standard_normal((64, 1)) + 2.0
+    for est in (GeneralCostOT(lp_cost(2.0), steps=300), LearnedCandidateOT(lp_cost(2.0), n_candidates=8, steps=300)):
+        fitted = est.fit(Xs=Xs, Xt=Xt, a=None, b=None)
+        assert fitted is est
+        assert np.allclose(est.transform(Xs), est.transport(Xs, "soft"))
+        assert est.transform(Xs).shape == (64, 1)
+    custom = GeneralCostOT(lambda x, y: torch.cdist(x, y), steps=5).fit(Xs, Xt)
+    assert np.allclose(custom.transform(Xs), custom.transport(Xs, "hard"))  # no twist formula: hard choice
+
+
+def test_weight_and_candidate_bad_inputs():
+    X = np.zeros((4, 1))
+    est = GeneralCostOT(lp_cost(2.0), steps=5)
+    with pytest.raises(ValueError, match="one weight per sample"):
+        est.fit(X, X, a=np.ones(3))
+    with pytest.raises(ValueError, match="b must be finite"):
+        est.fit(X, X, b=np.array([1.0, -1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="a must be finite"):
+        est.fit(X, X, a=np.zeros(4))
+    with pytest.raises(TypeError, match="a must be None"):
+        est.fit(X, X, a=object())
+    with pytest.raises(ValueError, match="n_candidates"):
+        LearnedCandidateOT(lp_cost(2.0), n_candidates=0)
+    with pytest.raises(ValueError, match="exceeds the 4 target samples"):
+        LearnedCandidateOT(lp_cost(2.0), n_candidates=5, steps=5).fit(X, X)
+    with pytest.raises(RuntimeError, match="fit"):
+        LearnedCandidateOT(lp_cost(2.0)).dual_value()

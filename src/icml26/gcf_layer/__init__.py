@@ -21,7 +21,8 @@ soft / hard / straight-through max           ``selection="soft" | "hard" | "ste"
 ``grad f(x) = grad_x k(x, y_{j*})``          ``layer.gradient(x)``
 k-conjugate / c-transform                    ``layer.transform(z, x_pool, sup=...)``
 menu (allocation, price) + outside option    ``MenuMechanism(layer).menu()``, ``default_option=True``
-Monge map via twist ``x - (grad h)^-1(grad u)`` ``GeneralCostOT(cost).fit(X, Y).transport(X)``
+Monge map via twist ``x - (grad h)^-1(grad u)`` ``GeneralCostOT(cost).fit(Xs, Xt, a, b).transform(Xs)``
+n << M learned candidates, inner c-transform    ``LearnedCandidateOT(cost, n_candidates=64)``
 L2-UVP (Korotin et al. 2021)                 ``l2_uvp``
 ==========================================  =====================================================
 """
@@ -30,7 +31,7 @@ from .baselines import BarycentricOT, PureBundling, RochetNet, SeparateSales
 from .kernels import LpCost, linear_kernel, lp_cost, neg_lp_cost, sqrt_value_kernel
 from .layer import SELECTIONS, FinitelyConvex, Selection
 from .mechanism import MenuMechanism
-from .transport import GeneralCostOT, l2_uvp
+from .transport import GeneralCostOT, LearnedCandidateOT, l2_uvp
 
 __all__ = [
     "FinitelyConvex",
@@ -38,6 +39,7 @@ __all__ = [
     "SELECTIONS",
     "MenuMechanism",
     "GeneralCostOT",
+    "LearnedCandidateOT",
     "linear_kernel",
     "sqrt_value_kernel",
     "neg_lp_cost",

@@ -59,13 +59,68 @@ class RochetNet(nn.Module):
         lr: float = 1e-2,
         batch_size: int | None = None,
         generator: torch.Generator | None = None,
+        restarts: int = 1,
+        explore_steps: int | None = None,
+        val_types: torch.Tensor | None = None,
     ) -> RochetNet:
-        """Adam (cosine decay to ``lr/10``) on the soft revenue over minibatches of ``types``."""
+        """Adam (cosine decay to ``lr/10``) on the soft revenue over minibatches of ``types``.
+
+        ``restarts > 1``: the same equal-budget scheme as :meth:`MenuMechanism.fit` -- the current parameters
+        and ``restarts - 1`` fresh draws (``a ~ N(0, 1)``, ``b ~ U[0, dim]``) each get ``explore_steps``
+        (default ``steps // (2 * restarts)``) constant-``lr`` steps; the best by hard revenue on ``val_types``
+        (default: the last fifth of ``types``) continues for the remaining ``steps - restarts *
+        explore_steps``.  ``restarts_`` and ``selected_`` record the selection.
+        """
         types = check_types(types, self.dim, torch.float32)
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+        for name, v in (("steps", steps), ("restarts", restarts)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        self.restarts_, self.selected_ = [], 0
+        if restarts > 1:
+            if explore_steps is None:
+                explore_steps = steps // (2 * restarts)
+            if isinstance(explore_steps, bool) or not isinstance(explore_steps, int) or explore_steps < 1:
+                raise ValueError(f"explore_steps must be an integer >= 1, got {explore_steps!r}")
+            if restarts * explore_steps > steps:
+                raise ValueError(f"restarts * explore_steps = {restarts * explore_steps} exceeds steps = {steps}")
+            if val_types is None:
+                if types.shape[0] < 2:
+                    raise ValueError("restarts need held-out types: pass val_types or at least 2 types")
+                cut = types.shape[0] - max(1, types.shape[0] // 5)
+                types, val_types = types[:cut], types[cut:]
+            else:
+                val_types = check_types(val_types, self.dim, torch.float32, "val_types")
+            starts = [(self.a.detach().clone(), self.b.detach().clone())]
+            for _ in range(restarts - 1):
+                starts.append(
+                    (
+                        torch.randn(*self.a.shape, generator=generator),
+                        torch.rand(self.b.shape[0], generator=generator) * self.dim,
+                    )
+                )
+            best = None
+            for r, (a0, b0) in enumerate(starts):
+                with torch.no_grad():
+                    self.a.copy_(a0)
+                    self.b.copy_(b0)
+                self._train(types, explore_steps, lr, False, batch_size, generator)
+                v = self.revenue(val_types)
+                self.restarts_.append({"restart": r, "val_objective": v})
+                if best is None or v > best[0]:
+                    best = (v, r, self.a.detach().clone(), self.b.detach().clone())
+            _, self.selected_, a_best, b_best = best
+            with torch.no_grad():
+                self.a.copy_(a_best)
+                self.b.copy_(b_best)
+            steps -= restarts * explore_steps
+        self._train(types, steps, lr, True, batch_size, generator)
+        return self
+
+    def _train(self, types, steps, lr, cosine, batch_size, generator) -> None:
+        if steps == 0:
+            return
         opt = torch.optim.Adam(self.parameters(), lr=lr)
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr / 10)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr / 10) if cosine else None
         S = types.shape[0]
         for _ in range(steps):
             batch = (
@@ -77,8 +132,8 @@ class RochetNet(nn.Module):
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            sched.step()
-        return self
+            if sched is not None:
+                sched.step()
 
     @torch.no_grad()
     def revenue(self, types: torch.Tensor, hard: bool = True) -> float:

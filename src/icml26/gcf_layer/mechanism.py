@@ -79,6 +79,10 @@ class MenuMechanism:
         grad_clip: float = 5.0,
         generator: torch.Generator | None = None,
         log_every: int = 100,
+        restarts: int = 1,
+        explore_steps: int | None = None,
+        val_types: torch.Tensor | None = None,
+        init_fn: Callable[[torch.Generator | None], tuple[torch.Tensor, torch.Tensor]] | None = None,
     ) -> MenuMechanism:
         """Maximise mean profit over ``types`` (``(S, dim_x)`` sample of the type distribution).
 
@@ -86,12 +90,22 @@ class MenuMechanism:
         objective, then ``ste_steps`` of Adam (``ste_lr``, cosine decay) on the straight-through objective.
         Candidates are projected back into their convex set after every step.  Full batch unless
         ``batch_size`` is given.  ``history_`` records the objective every ``log_every`` steps.
+
+        Restarts at equal total steps (``restarts > 1``): the menu's current parameters and ``restarts - 1``
+        fresh initialisations (``init_fn(generator) -> (y, b)``; default: candidates uniform in the box,
+        prices uniform in ``[0, max(|b|, 1)]``) each get ``explore_steps`` soft steps at constant ``lr``
+        (default ``soft_steps // (2 * restarts)``); the one with the highest HARD profit on the held-out
+        ``val_types`` (default: the last fifth of ``types``, which is then not trained on) continues with the
+        remaining ``soft_steps - restarts * explore_steps`` soft steps and the ``ste_steps``, so the total
+        number of optimiser steps is ``soft_steps + ste_steps`` whatever ``restarts`` is.  ``restarts_``
+        lists each start's held-out profit after exploring and ``selected_`` the chosen start.
         """
         types = check_types(types, self.layer.dim_x, self.layer.y.dtype)
         for name, v, lo in (
             ("soft_steps", soft_steps, 0),
             ("ste_steps", ste_steps, 0),
             ("log_every", log_every, 1),
+            ("restarts", restarts, 1),
         ):
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -104,28 +118,96 @@ class MenuMechanism:
             isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
         ):
             raise ValueError(f"batch_size must be None or an integer >= 1, got {batch_size!r}")
-        S = types.shape[0]
+        if init_fn is not None and not callable(init_fn):
+            raise TypeError(f"init_fn must be callable generator -> (y, b), got {type(init_fn).__name__}")
+        self.restarts_, self.selected_ = [], 0
         step = 0
+        if restarts > 1:
+            if explore_steps is None:
+                explore_steps = soft_steps // (2 * restarts)
+            if isinstance(explore_steps, bool) or not isinstance(explore_steps, int) or explore_steps < 1:
+                raise ValueError(f"explore_steps must be an integer >= 1, got {explore_steps!r}")
+            if restarts * explore_steps > soft_steps:
+                raise ValueError(
+                    f"restarts * explore_steps = {restarts * explore_steps} exceeds soft_steps = {soft_steps}: "
+                    "the restarts must fit in the same total budget"
+                )
+            if val_types is None:
+                if types.shape[0] < 2:
+                    raise ValueError("restarts need held-out types: pass val_types or at least 2 types")
+                cut = types.shape[0] - max(1, types.shape[0] // 5)
+                types, val_types = types[:cut], types[cut:]
+            else:
+                val_types = check_types(val_types, self.layer.dim_x, self.layer.y.dtype, "val_types")
+            starts = [(self.layer.y.detach().clone(), self.layer.b.detach().clone())]
+            for _ in range(restarts - 1):
+                y0, b0 = init_fn(generator) if init_fn is not None else self._random_init(generator)
+                starts.append(
+                    (torch.as_tensor(y0, dtype=self.layer.y.dtype), torch.as_tensor(b0, dtype=self.layer.b.dtype))
+                )
+            best = None
+            for r, (y0, b0) in enumerate(starts):
+                if tuple(y0.shape) != tuple(self.layer.y.shape) or tuple(b0.shape) != tuple(self.layer.b.shape):
+                    raise ValueError(
+                        f"init_fn must return y of shape {tuple(self.layer.y.shape)} and b of shape "
+                        f"{tuple(self.layer.b.shape)}, got {tuple(y0.shape)} and {tuple(b0.shape)}"
+                    )
+                with torch.no_grad():
+                    self.layer.y.copy_(y0)
+                    self.layer.b.copy_(b0)
+                    self.layer.project_()
+                step = self._train(
+                    types, "soft", explore_steps, lr, False, batch_size, grad_clip, generator, log_every, step
+                )
+                with torch.no_grad():
+                    v = float(self._profit(val_types, "hard").mean())
+                self.restarts_.append({"restart": r, "val_objective": v})
+                if best is None or v > best[0]:
+                    best = (v, r, self.layer.y.detach().clone(), self.layer.b.detach().clone())
+            _, self.selected_, y_best, b_best = best
+            with torch.no_grad():
+                self.layer.y.copy_(y_best)
+                self.layer.b.copy_(b_best)
+            soft_steps -= restarts * explore_steps
         for phase, n_steps, phase_lr in (("soft", soft_steps, lr), ("ste", ste_steps, ste_lr)):
-            if n_steps == 0:
-                continue
-            opt = torch.optim.Adam(self.layer.parameters(), lr=phase_lr)
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_steps, eta_min=phase_lr / 10)
-            for _ in range(n_steps):
-                batch = types
-                if batch_size is not None and batch_size < S:
-                    batch = types[torch.randint(0, S, (batch_size,), generator=generator)]
-                loss = -self._profit(batch, phase).mean()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.layer.parameters(), grad_clip)
-                opt.step()
-                sched.step()
-                self.layer.project_()
-                if step % log_every == 0:
-                    self.history_.append({"step": step, "phase": phase, "objective": -float(loss.detach())})
-                step += 1
+            step = self._train(types, phase, n_steps, phase_lr, True, batch_size, grad_clip, generator, log_every, step)
         return self
+
+    def _random_init(self, generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """A fresh start: candidates uniform in the box (standard normal if unbounded), prices in [0, max|b|]."""
+        layer = self.layer
+        shape, dtype = tuple(layer.y.shape), layer.y.dtype
+        if layer.y_bounds is None:
+            y = torch.randn(*shape, generator=generator, dtype=dtype)
+        else:
+            lo, hi = layer.y_bounds
+            y = lo + (hi - lo) * torch.rand(*shape, generator=generator, dtype=dtype)
+        scale = max(float(layer.b.detach().abs().max()), 1.0)
+        return y, torch.rand(shape[0], generator=generator, dtype=dtype) * scale
+
+    def _train(self, types, phase, n_steps, lr, cosine, batch_size, grad_clip, generator, log_every, step) -> int:
+        """``n_steps`` Adam steps on the ``phase`` objective (cosine decay to ``lr/10`` if ``cosine``)."""
+        if n_steps == 0:
+            return step
+        S = types.shape[0]
+        opt = torch.optim.Adam(self.layer.parameters(), lr=lr)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=n_steps, eta_min=lr / 10) if cosine else None
+        for _ in range(n_steps):
+            batch = types
+            if batch_size is not None and batch_size < S:
+                batch = types[torch.randint(0, S, (batch_size,), generator=generator)]
+            loss = -self._profit(batch, phase).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.layer.parameters(), grad_clip)
+            opt.step()
+            if sched is not None:
+                sched.step()
+            self.layer.project_()
+            if step % log_every == 0:
+                self.history_.append({"step": step, "phase": phase, "objective": -float(loss.detach())})
+            step += 1
+        return step
 
     @torch.no_grad()
     def outcomes(self, types: torch.Tensor, hard: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

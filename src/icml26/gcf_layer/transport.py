@@ -9,7 +9,7 @@ import torch
 
 from .layer import FinitelyConvex
 
-__all__ = ["GeneralCostOT", "l2_uvp", "as_points"]
+__all__ = ["GeneralCostOT", "LearnedCandidateOT", "l2_uvp", "as_points", "as_weights"]
 
 
 def as_points(a, name: str, dim: int | None = None) -> np.ndarray:
@@ -29,6 +29,24 @@ def as_points(a, name: str, dim: int | None = None) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN/inf)")
     return arr
+
+
+def as_weights(w, n: int, name: str) -> np.ndarray:
+    """Check sample weights: ``None`` (uniform ``1/n``) or ``n`` finite non-negative numbers with a positive sum;
+    returned normalised to sum 1 (POT's convention for ``a`` and ``b``)."""
+    if w is None:
+        return np.full(n, 1.0 / n)
+    if isinstance(w, torch.Tensor):
+        w = w.detach().cpu().numpy()
+    try:
+        arr = np.asarray(w, dtype=float)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name} must be None or an array of {n} weights, got {type(w).__name__}") from e
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name} must hold one weight per sample, shape ({n},), got {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not arr.sum() > 0:
+        raise ValueError(f"{name} must be finite, >= 0 and not all zero")
+    return arr / arr.sum()
 
 
 def l2_uvp(T_hat, T_star, Y) -> float:
@@ -111,13 +129,22 @@ class GeneralCostOT:
         self.cost, self.steps, self.lr, self.batch_size = cost, steps, float(lr), batch_size
         self.temp, self.selection, self.seed, self.dtype = float(temp), selection, seed, dtype
 
-    def fit(self, X, Y) -> GeneralCostOT:
-        """Learn the potential from source samples ``X`` ``(N, d)`` and target samples ``Y`` ``(M, d)``."""
-        X = as_points(X, "X")
-        Y = as_points(Y, "Y", X.shape[1])
+    def fit(self, Xs, Xt, a=None, b=None) -> GeneralCostOT:
+        """Learn the potential from source samples ``Xs`` ``(N, d)`` and target samples ``Xt`` ``(M, d)``.
+
+        ``a`` (``(N,)``) and ``b`` (``(M,)``) are optional sample weights (POT's names; normalised to sum 1,
+        uniform when ``None``): the measures are ``sum_k a_k delta_{Xs_k}`` and ``sum_i b_i delta_{Xt_i}``.
+        Minibatches of ``min(batch_size, N)`` source rows are drawn with replacement with probability ``a``; with
+        ``batch_size > N`` (strictly) every step uses the whole weighted source sample instead.
+        """
+        X = as_points(Xs, "Xs")
+        Y = as_points(Xt, "Xt", X.shape[1])
+        wa, wb = as_weights(a, X.shape[0], "a"), as_weights(b, Y.shape[0], "b")
+        uniform_a = a is None or np.allclose(wa, wa[0])
         g = torch.Generator().manual_seed(self.seed)
         Xt = torch.as_tensor(X, dtype=self.dtype)
         Yt = torch.as_tensor(Y, dtype=self.dtype)
+        at, bt = torch.as_tensor(wa, dtype=self.dtype), torch.as_tensor(wb, dtype=self.dtype)
         d, M = X.shape[1], Y.shape[0]
         C = self.cost(Xt, Yt)  # (N, M): the candidates are fixed, so the cost matrix is computed once
         scale = float(C.std()) if C.numel() > 1 else 1.0
@@ -134,14 +161,22 @@ class GeneralCostOT:
             dtype=self.dtype,
         )
         self.potential_.y.requires_grad_(False)  # candidates are the target sample
+        self.b_weights_ = bt
         opt = torch.optim.Adam([self.potential_.b], lr=self.lr * scale)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.steps, eta_min=0.0)
-        B = min(self.batch_size, X.shape[0])
+        N = X.shape[0]
+        B = min(self.batch_size, N)
         self.history_ = []
         for step in range(self.steps):
-            rows = torch.randint(0, X.shape[0], (B,), generator=g)
-            u = self.potential_._select_from(C[rows], self.selection).value
-            dual = u.mean() + self.potential_.b.mean()
+            if self.batch_size > N:
+                u = self.potential_._select_from(C, self.selection).value @ at
+            else:
+                if uniform_a:
+                    rows = torch.randint(0, N, (B,), generator=g)
+                else:
+                    rows = torch.multinomial(at, B, replacement=True, generator=g)
+                u = self.potential_._select_from(C[rows], self.selection).value.mean()
+            dual = u + self.potential_.b @ bt
             opt.zero_grad(set_to_none=True)
             (-dual).backward()
             opt.step()
@@ -155,11 +190,19 @@ class GeneralCostOT:
             raise RuntimeError("call fit(X, Y) before using the map")
 
     @torch.no_grad()
-    def dual_value(self, X) -> float:
-        """``D(b)`` with the expectation over source samples ``X`` (<= the OT cost to the target)."""
+    def dual_value(self, X, a=None) -> float:
+        """``D(b)`` with the expectation over source samples ``X`` (weights ``a``; <= the OT cost to the target)."""
         self._check_fitted()
-        X = torch.as_tensor(as_points(X, "X", self.potential_.dim_x), dtype=self.dtype)
-        return float(self.potential_.select(X, "hard").value.mean() + self.potential_.b.mean())
+        X = as_points(X, "X", self.potential_.dim_x)
+        wa = torch.as_tensor(as_weights(a, X.shape[0], "a"), dtype=self.dtype)
+        X = torch.as_tensor(X, dtype=self.dtype)
+        return float(self.potential_.select(X, "hard").value @ wa + self.potential_.b @ self.b_weights_)
+
+    def transform(self, Xs) -> np.ndarray:
+        """POT-style alias: map source points ``Xs`` with the smooth twist map (``transport(Xs, "soft")``), or the
+        hard choice when the cost has no ``inverse_grad_h``."""
+        soft = getattr(self.cost, "inverse_grad_h", None) is not None
+        return self.transport(Xs, "soft" if soft else "hard")
 
     def transport(self, X, selection: str = "hard") -> np.ndarray:
         """Map source points ``X`` ``(N, d)``: ``hard`` gives ``Y_{i*(x)}``; ``soft`` twist map."""
@@ -175,3 +218,114 @@ class GeneralCostOT:
             raise ValueError("selection='soft' needs a cost with inverse_grad_h (a translation-invariant h(x - y))")
         grad_u = self.potential_.gradient(Xt, "soft")
         return (Xt - inv(grad_u)).detach().numpy().astype(float)
+
+
+class LearnedCandidateOT(GeneralCostOT):
+    r"""The paper's finite representation: ``n << M`` LEARNED candidates and offsets, with an inner conjugate solve.
+
+    The Kantorovich potential is a concave-mode :class:`FinitelyConvex` layer with ``n_candidates`` trainable
+    candidates ``y_j`` (initialised at a weighted draw of target samples) and offsets ``b_j``,
+    :math:`u(x) = \min_{j \le n} [c(x, y_j) - b_j]`, trained by full-batch Adam ascent on the Kantorovich dual
+    of the two (weighted) samples
+
+    .. math::  D(y, b) = \sum_k a_k\, u(X_k) + \sum_i b_i\, u^c(Y_i), \qquad
+               u^c(Y_i) = \min_k \big[c(X_k, Y_i) - u(X_k)\big].
+
+    The inner problem (the c-transform) is solved exactly over the source support at every step; its
+    gradient follows the envelope theorem (``grad u^c(Y_i) = -grad u(X_{k*(i)})`` with ``k*`` fixed).  Any
+    ``u`` with this c-transform is a feasible dual pair, so ``D`` never exceeds the discrete OT cost
+    (``ot.emd2`` on the same samples): :meth:`dual_value`.  Unlike :class:`GeneralCostOT` (M fixed
+    candidates = the target sample, offsets only), the map is stored in ``n (d + 1)`` numbers and the problem
+    is not concave in the candidates.  ``transport`` / ``transform`` as in :class:`GeneralCostOT`.
+
+    Parameters (beyond :class:`GeneralCostOT`'s): ``n_candidates`` (>= 1; at most the target sample size);
+    ``lr`` is relative to the target's spread for the candidates and to the cost spread for the offsets.
+    ``batch_size`` is unused (every step is full batch).
+    """
+
+    def __init__(
+        self,
+        cost,
+        *,
+        n_candidates: int = 64,
+        steps: int = 1500,
+        lr: float = 1e-2,
+        temp: float = 100.0,
+        selection: str = "soft",
+        seed: int = 0,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        super().__init__(cost, steps=steps, lr=lr, temp=temp, selection=selection, seed=seed, dtype=dtype)
+        if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < 1:
+            raise ValueError(f"n_candidates must be an integer >= 1, got {n_candidates!r}")
+        self.n_candidates = n_candidates
+
+    def fit(self, Xs, Xt, a=None, b=None) -> LearnedCandidateOT:
+        """Learn ``n_candidates`` candidates and offsets from ``Xs`` ``(N, d)``, ``Xt`` ``(M, d)`` and optional
+        weights ``a`` ``(N,)``, ``b`` ``(M,)`` (normalised; uniform when ``None``)."""
+        X = as_points(Xs, "Xs")
+        Y = as_points(Xt, "Xt", X.shape[1])
+        if self.n_candidates > Y.shape[0]:
+            raise ValueError(f"n_candidates = {self.n_candidates} exceeds the {Y.shape[0]} target samples")
+        wa, wb = as_weights(a, X.shape[0], "a"), as_weights(b, Y.shape[0], "b")
+        g = torch.Generator().manual_seed(self.seed)
+        self.Xs_ = torch.as_tensor(X, dtype=self.dtype)
+        self.Xt_ = torch.as_tensor(Y, dtype=self.dtype)
+        self.a_ = torch.as_tensor(wa, dtype=self.dtype)
+        self.b_weights_ = torch.as_tensor(wb, dtype=self.dtype)
+        C = self.cost(self.Xs_, self.Xt_)  # (N, M), fixed: the inner solve enumerates the source support
+        self.C_ = C
+        scale = float(C.std()) if C.numel() > 1 else 1.0
+        scale = scale if math.isfinite(scale) and scale > 0 else 1.0
+        spread = float(self.Xt_.std()) if self.Xt_.numel() > 1 else 1.0
+        spread = spread if math.isfinite(spread) and spread > 0 else 1.0
+        idx = torch.multinomial(self.b_weights_, self.n_candidates, replacement=False, generator=g)
+        d = X.shape[1]
+        self.potential_ = FinitelyConvex(
+            self.n_candidates,
+            d,
+            d,
+            self.cost,
+            mode="concave",
+            smoothing="lse",
+            temp=self.temp / scale,
+            y_init=self.Xt_[idx],
+            dtype=self.dtype,
+        )
+        opt = torch.optim.Adam(
+            [
+                {"params": [self.potential_.y], "lr": self.lr * spread},
+                {"params": [self.potential_.b], "lr": self.lr * scale},
+            ]
+        )
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.steps, eta_min=0.0)
+        self.history_ = []
+        for step in range(self.steps):
+            u = self.potential_.select(self.Xs_, self.selection).value  # (N,)
+            with torch.no_grad():  # inner conjugate solve: k*(i) = argmin_k c(X_k, Y_i) - u(X_k)
+                k_star = (C - u.detach()[:, None]).argmin(0)
+            uc = C[k_star, torch.arange(C.shape[1])] - u[k_star]
+            dual = u @ self.a_ + uc @ self.b_weights_
+            opt.zero_grad(set_to_none=True)
+            (-dual).backward()
+            opt.step()
+            sched.step()
+            if step % 100 == 0 or step == self.steps - 1:
+                self.history_.append({"step": step, "dual": float(dual.detach())})
+        return self
+
+    @torch.no_grad()
+    def dual_value(self, X=None, a=None) -> float:
+        """The discrete dual ``sum_k a_k u(X_k) + sum_i b_i u^c(Y_i)`` of the hard potential on the training
+        samples (``X``/``a`` replace the source sample; the c-transform is over the same points)."""
+        self._check_fitted()
+        if X is None:
+            Xs, wa, C = self.Xs_, self.a_, self.C_
+        else:
+            X = as_points(X, "X", self.potential_.dim_x)
+            wa = torch.as_tensor(as_weights(a, X.shape[0], "a"), dtype=self.dtype)
+            Xs = torch.as_tensor(X, dtype=self.dtype)
+            C = self.cost(Xs, self.Xt_)
+        u = self.potential_.select(Xs, "hard").value
+        uc = (C - u[:, None]).min(0).values
+        return float(u @ wa + uc @ self.b_weights_)
