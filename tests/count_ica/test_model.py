@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from icml26.count_ica import ARPLNICA, align_mixing, viterbi_path
 from icml26.count_ica.metrics import regime_accuracy, sliced_wasserstein
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """Closed forms are checked in double precision; the default dtype is restored for the other papers' tests
+    (set at import, it leaked into every test collected after this module)."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(before)
 
 
 def _model(K=4, d=2, C=2, seed=0, mean_field=False):
