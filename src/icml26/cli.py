@@ -31,6 +31,12 @@ def _fail(msg: str) -> None:
     raise typer.Exit(code=2)
 
 
+def _interrupted() -> None:
+    """Ctrl-C during a run: finished seeds are stored records, so the same command resumes."""
+    err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
+    raise typer.Exit(code=130)
+
+
 def _version(value: bool) -> None:
     if value:
         from icml26 import __version__
@@ -194,8 +200,7 @@ def run(
                 overrides=_overrides(slug, preset, set_),
             )
         except KeyboardInterrupt:
-            err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
-            raise typer.Exit(code=130) from None
+            _interrupted()
         dirs.append(run_dir)
         failing += _summary([run_dir])  # each paper's verdicts as soon as it finishes
     for d in dirs:
@@ -242,11 +247,8 @@ def verify(
     unknown = [s for s in chosen if s not in experiments()]
     if unknown:
         _fail(f"unknown slug(s) {', '.join(unknown)}; known: {', '.join(experiments())}")
-    wrong = [
-        f"{s} ({load_result(refs[s].parent)['preset']})"
-        for s in chosen
-        if load_result(refs[s].parent)["preset"] != preset
-    ]
+    ref = {s: load_result(refs[s].parent) for s in chosen}  # each reference read once (they hold every record)
+    wrong = [f"{s} ({ref[s]['preset']})" for s in chosen if ref[s]["preset"] != preset]
     if wrong:
         _fail(f"the reference runs of {', '.join(wrong)} are not {preset!r} runs: pass --preset to match")
     _check_out(out)
@@ -272,12 +274,11 @@ def verify(
                 out=out,
                 show_progress=True,
                 jobs=jobs,
-                seeds=load_result(refs[slug].parent)["seeds"],
+                seeds=ref[slug]["seeds"],
             )
         except KeyboardInterrupt:
-            err.print("interrupted: finished seeds are saved; rerun the same command to resume", highlight=False)
-            raise typer.Exit(code=130) from None
-        diffs = compare(load_result(refs[slug].parent), load_result(run_dir), rtol=rtol, check_rtol=check_rtol)
+            _interrupted()
+        diffs = compare(ref[slug], load_result(run_dir), rtol=rtol, check_rtol=check_rtol)
         moved += [{"paper": slug, **d} for d in diffs]
         err.print(f"  {'reproduces' if not diffs else f'{len(diffs)} difference(s)'} ({run_dir})", highlight=False)
     if not moved:
