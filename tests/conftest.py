@@ -14,6 +14,33 @@ except ImportError:  # pragma: no cover
     pass
 
 
+# The quick preset, shrunk further so the whole test folder stays small on a shared 2-core machine.
+UPIPE_SMALL = dict(
+    exact_heads=(4,),
+    curve_steps=3,
+    curve_seq=32,
+    mem_seq=(512,),
+    mem_dim=64,
+    mem_heads=8,
+    mem_head_dim=8,
+    layers=1,
+    ffn_dim=128,
+    mlp_chunks=2,
+    step_seq=512,
+    budget_mib=1.0,
+    smax_start=256,
+    smax_limit=8192,
+    speed_seq=256,
+    speed_steps=1,
+)
+
+
+@pytest.fixture
+def upipe_small():
+    """upipe's quick preset shrunk for the tests (its smoke test and the thread-count test), as overrides."""
+    return dict(UPIPE_SMALL)
+
+
 @pytest.fixture(autouse=True)
 def _no_global_torch_state_leaks():
     """A test that changes torch's default dtype or deterministic mode must put it back (a leak broke 39 tests)."""
@@ -23,3 +50,34 @@ def _no_global_torch_state_leaks():
     yield
     assert torch.get_default_dtype() == dtype, f"the test left torch's default dtype at {torch.get_default_dtype()}"
     assert torch.are_deterministic_algorithms_enabled() == det, "the test left torch's deterministic mode changed"
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory):
+    """``quick_run(slug)``: the run folder of ``slug``'s quick preset, measured once per test session with the
+    caller at 2 threads (torch and ICML26_NUM_THREADS). The paper's smoke test and the thread-count test
+    (tests/core/test_reproducible.py) share it, so the suite pays for each quick preset once. upipe's is its
+    quick preset shrunk to UPIPE_SMALL, one seed."""
+    import torch
+
+    from icml26.core import run_experiment
+
+    runs: dict = {}
+
+    def get(slug: str):
+        if slug not in runs:
+            before, env = torch.get_num_threads(), os.environ.get("ICML26_NUM_THREADS")
+            torch.set_num_threads(2)
+            os.environ["ICML26_NUM_THREADS"] = "2"
+            try:
+                small = dict(seeds=1, overrides=UPIPE_SMALL) if slug == "upipe" else {}
+                runs[slug] = run_experiment(slug, preset="quick", out=tmp_path_factory.mktemp(f"{slug}-quick"), **small)
+            finally:
+                torch.set_num_threads(before)
+                if env is None:
+                    os.environ.pop("ICML26_NUM_THREADS", None)
+                else:
+                    os.environ["ICML26_NUM_THREADS"] = env
+        return runs[slug]
+
+    return get

@@ -19,8 +19,8 @@ CHECKS = {
 }
 
 
-def test_quick_preset_end_to_end(tmp_path):
-    run_dir = run_experiment("acute_euro", preset="quick", out=tmp_path)
+def test_quick_preset_end_to_end(quick_run):
+    run_dir = quick_run("acute_euro")
     result = json.loads((run_dir / "result.json").read_text())
     kinds = {c["id"]: c["kind"] for c in result["claims"]}
     assert kinds == {

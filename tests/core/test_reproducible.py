@@ -1,5 +1,6 @@
 """Issue 36: a seed's numbers must not depend on the caller's thread setting."""
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -32,3 +33,47 @@ def test_caller_threads_do_not_change_records(tmp_path, toy_experiment):
     assert runs[0]["records"] == runs[1]["records"]
     assert runs[0]["measure_threads"] == runs[1]["measure_threads"] == 1
     assert torch.get_num_threads() == before and not torch.are_deterministic_algorithms_enabled()
+
+
+# Record fields that are measurements of the machine, not of the seed, so they differ between any two runs; every
+# other field of a record must be identical. upipe: `speed.*` are wall-clock seconds per step (its memory figures
+# are byte counts of the allocator and do reproduce).
+MACHINE_FIELDS = {"upipe": re.compile(r"^speed\.")}
+
+
+def _flatten(x, prefix=""):
+    if isinstance(x, dict):
+        return {k: v for key, val in x.items() for k, v in _flatten(val, f"{prefix}{key}.").items()}
+    if isinstance(x, list):
+        return {k: v for i, val in enumerate(x) for k, v in _flatten(val, f"{prefix}{i}.").items()}
+    return {prefix[:-1]: x}
+
+
+@pytest.mark.parametrize("slug", [p["slug"] for p in PAPERS])
+def test_a_quick_seed_is_the_same_whatever_the_callers_threads(slug, quick_run, upipe_small, tmp_path, monkeypatch):
+    """Issue 36: seed 0 of the quick preset measured with the caller at 1 thread (torch and ICML26_NUM_THREADS)
+    gives the record the session's quick run measured with the caller at 2, bit for bit (machine timings aside).
+    This catches work that escapes the runner's thread pin: subprocesses, thread pools, DataLoader workers."""
+    if slug in reg.unavailable():
+        pytest.skip(reg.unavailable()[slug])
+    exp = reg.get(slug)
+    overrides = upipe_small if slug == "upipe" else None  # quick_run's shrunk upipe preset
+    base = load_result(quick_run(slug))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        monkeypatch.setenv("ICML26_NUM_THREADS", "1")
+        seed = base["seeds"][0]
+        again = load_result(run_experiment(slug, seeds=[seed], out=tmp_path, overrides=overrides))
+    finally:
+        torch.set_num_threads(before)
+    a, b = _flatten(base["records"][0]), _flatten(again["records"][0])
+    skip = MACHINE_FIELDS.get(slug)
+    if skip is not None:
+        a = {k: v for k, v in a.items() if not skip.search(k)}
+        b = {k: v for k, v in b.items() if not skip.search(k)}
+    assert a.keys() == b.keys()
+    moved = [f"{k}: {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k] and not (a[k] != a[k] and b[k] != b[k])]
+    assert not moved, f"{slug} seed {seed} (threads {exp.threads}) moved with the caller's threads:\n" + "\n".join(
+        moved[:20]
+    )

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from icml26.core import VERDICTS, judge_records, run_experiment
+from icml26.core import VERDICTS, judge_records
 from icml26.count_ica import CountICA, make_arpln_data
 from icml26.count_ica.model import ARPLNICA
 
@@ -23,8 +23,8 @@ KINDS = {
 }
 
 
-def test_quick_preset_end_to_end(tmp_path):
-    run_dir = run_experiment("count_ica", preset="quick", out=tmp_path)
+def test_quick_preset_end_to_end(quick_run):
+    run_dir = quick_run("count_ica")
     result = json.loads((run_dir / "result.json").read_text())
     by_id = {c["id"]: c for c in result["claims"]}
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS

@@ -9,7 +9,6 @@ import pytest
 from icml26.core import (
     VERDICTS,
     judge_records,  # noqa: E402
-    run_experiment,
 )
 from icml26.faps.experiment import QUICK
 
@@ -29,8 +28,8 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    run_dir = run_experiment("faps", preset="quick", out=tmp_path_factory.mktemp("faps-quick"))
+def quick(quick_run):
+    run_dir = quick_run("faps")
     return run_dir, json.loads((run_dir / "result.json").read_text())
 
 

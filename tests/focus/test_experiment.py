@@ -5,12 +5,10 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from icml26.core import (
     VERDICTS,
     judge_records,  # noqa: E402
-    run_experiment,
 )
 from icml26.focus.experiment import QUICK, decoded_shares
 from icml26.focus.tasks import ANSWER_LEN, EOS, PROMPT_LEN, sample_tasks
@@ -53,10 +51,9 @@ def test_decoded_shares_reset_per_block():
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    torch.set_num_threads(1)
-    out = tmp_path_factory.mktemp("focus-quick")
-    run_dir = run_experiment("focus", preset="quick", out=out)
+def quick(quick_run):
+    run_dir = quick_run("focus")
+    out = run_dir.parent.parent
     return out, json.loads((run_dir / "result.json").read_text())
 
 

@@ -24,8 +24,8 @@ def _claims(run_dir):
     return {c["id"]: c for c in json.loads((run_dir / "result.json").read_text())["claims"]}
 
 
-def test_quick_preset_writes_claims(tmp_path):
-    run_dir = run_experiment("fused_orthogonal", preset="quick", out=tmp_path)
+def test_quick_preset_writes_claims(quick_run):
+    run_dir = quick_run("fused_orthogonal")
     result = json.loads((run_dir / "result.json").read_text())
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
     assert all(c["verdict"] in VERDICTS for c in result["claims"])

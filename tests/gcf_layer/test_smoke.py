@@ -8,7 +8,7 @@ from icml26.core import judge_records  # noqa: E402
 
 pytest.importorskip("ot")
 
-from icml26.core import VERDICTS, run_experiment  # noqa: E402
+from icml26.core import VERDICTS  # noqa: E402
 from icml26.gcf_layer.experiment import QUICK  # noqa: E402
 
 KINDS = {
@@ -40,9 +40,9 @@ REQUIRES = {
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs")
-    run_dir = run_experiment("gcf_layer", preset="quick", out=out)
+def quick_run(quick_run):  # the session-wide quick run (tests/conftest.py), unpacked
+    run_dir = quick_run("gcf_layer")
+    out = run_dir.parent.parent
     records = [
         json.loads(p.read_text())["record"] for p in sorted((out / "gcf_layer" / ".records").rglob("seed*.json"))
     ]

@@ -4,7 +4,7 @@ import copy
 import json
 from dataclasses import replace
 
-from icml26.core import VERDICTS, judge_records, run_experiment
+from icml26.core import VERDICTS, judge_records
 from icml26.latent_geodesics import experiment as exp_mod
 from icml26.latent_geodesics.experiment import QUICK, measure
 
@@ -23,8 +23,8 @@ KINDS = {
 }
 
 
-def test_quick_preset_end_to_end_and_mutated_records(tmp_path):
-    run_dir = run_experiment("latent_geodesics", preset="quick", out=tmp_path)
+def test_quick_preset_end_to_end_and_mutated_records(quick_run):
+    run_dir = quick_run("latent_geodesics")
     result = json.loads((run_dir / "result.json").read_text())
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
     by_id = {c["id"]: c for c in result["claims"]}

@@ -10,7 +10,6 @@ import numpy as np
 from icml26.core import (
     VERDICTS,
     judge_records,  # noqa: E402
-    run_experiment,
 )
 from icml26.linear_crl import CREATOR
 from icml26.linear_crl import experiment as exp_mod
@@ -36,8 +35,8 @@ KINDS = {
 }
 
 
-def test_quick_preset_end_to_end(tmp_path):
-    run_dir = run_experiment("linear_crl", preset="quick", out=tmp_path)
+def test_quick_preset_end_to_end(quick_run):
+    run_dir = quick_run("linear_crl")
     result = json.loads((run_dir / "result.json").read_text())
     assert result["slug"] == "linear_crl" and result["preset"] == "quick"
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS

@@ -9,7 +9,6 @@ import pytest
 from icml26.core import (
     VERDICTS,
     judge_records,  # noqa: E402
-    run_experiment,
 )
 from icml26.opo_cmdp import OPOCMDP, GreedyPlugIn, make_classes, run
 from icml26.opo_cmdp.experiment import QUICK, _make, _slope
@@ -24,8 +23,8 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    run_dir = run_experiment("opo_cmdp", preset="quick", out=tmp_path_factory.mktemp("runs"))
+def quick(quick_run):
+    run_dir = quick_run("opo_cmdp")
     return run_dir, json.loads((run_dir / "result.json").read_text())
 
 

@@ -6,7 +6,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from icml26.core import VERDICTS, run_experiment  # noqa: E402
+from icml26.core import VERDICTS  # noqa: E402
 from icml26.ski_rental.experiment import QUICK, measure  # noqa: E402
 
 FAMILIES = ("bimodal", "geometric", "gaussian")
@@ -34,8 +34,8 @@ def _requires(cid):
     return ["clamp_binds_lam0.5"] if cid.startswith("range_argmin_beats_clamp") else ["point_prediction_loses_lam0.5"]
 
 
-def test_quick_preset_end_to_end(tmp_path):
-    run_dir = run_experiment("ski_rental", preset="quick", out=tmp_path)
+def test_quick_preset_end_to_end(quick_run):
+    run_dir = quick_run("ski_rental")
     result = json.loads((run_dir / "result.json").read_text())
     assert result["slug"] == "ski_rental" and result["preset"] == "quick"
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS

@@ -8,7 +8,7 @@ from icml26.core import judge_records  # noqa: E402
 
 pytest.importorskip("opacus")
 
-from icml26.core import VERDICTS, run_experiment  # noqa: E402
+from icml26.core import VERDICTS  # noqa: E402
 from icml26.slaclip.experiment import QUICK  # noqa: E402
 
 KINDS = {
@@ -31,9 +31,8 @@ REQUIRES = {
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs")
-    run_dir = run_experiment("slaclip", preset="quick", out=out)
+def quick_run(quick_run):  # the session-wide quick run (tests/conftest.py), unpacked
+    run_dir = quick_run("slaclip")
     return run_dir, json.loads((run_dir / "result.json").read_text())
 
 

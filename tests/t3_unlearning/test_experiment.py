@@ -6,7 +6,6 @@ import pytest
 from icml26.core import (
     VERDICTS,
     judge_records,  # noqa: E402
-    run_experiment,
 )
 from icml26.t3_unlearning.data import make_fictitious_authors, split_forget
 from icml26.t3_unlearning.experiment import QUICK
@@ -41,8 +40,8 @@ REQUIRES = {
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    run_dir = run_experiment("t3_unlearning", preset="quick", out=tmp_path_factory.mktemp("t3-quick"))
+def quick(quick_run):
+    run_dir = quick_run("t3_unlearning")
     return run_dir, json.loads((run_dir / "result.json").read_text())
 
 

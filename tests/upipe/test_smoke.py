@@ -6,7 +6,6 @@ import pytest
 from icml26.core import (
     VERDICTS,
     judge_records,  # noqa: E402
-    run_experiment,
 )
 from icml26.upipe.train import main as train_main
 
@@ -25,30 +24,10 @@ KINDS = {
 }
 REQUIRES = {"memory-step": ["attention_dominates_step"], "longest-sequence": ["attention_dominates_step"]}
 
-# The quick preset, shrunk further so the whole test folder stays small on a shared 2-core machine.
-SMALL = dict(
-    exact_heads=(4,),
-    curve_steps=3,
-    curve_seq=32,
-    mem_seq=(512,),
-    mem_dim=64,
-    mem_heads=8,
-    mem_head_dim=8,
-    layers=1,
-    ffn_dim=128,
-    mlp_chunks=2,
-    step_seq=512,
-    budget_mib=1.0,
-    smax_start=256,
-    smax_limit=8192,
-    speed_seq=256,
-    speed_steps=1,
-)
-
 
 @pytest.mark.slow
-def test_quick_preset_runs_and_reports_claims(tmp_path):
-    run_dir = run_experiment("upipe", preset="quick", seeds=1, out=tmp_path, overrides=SMALL)
+def test_quick_preset_runs_and_reports_claims(quick_run):
+    run_dir = quick_run("upipe")  # the quick preset shrunk to UPIPE_SMALL (tests/conftest.py), one seed
     res = json.loads((run_dir / "result.json").read_text())
     by_id = {c["id"]: c for c in res["claims"]}
     assert {k: c["kind"] for k, c in by_id.items()} == KINDS
@@ -60,7 +39,7 @@ def test_quick_preset_runs_and_reports_claims(tmp_path):
         assert by_id[cid]["verdict"] == "holds", by_id[cid]
     assert by_id["memory-saved"]["verdict"] == "holds", by_id["memory-saved"]
     # the deterministic byte counts are one checkpointed artifact shared by the seeds
-    assert list((tmp_path / "upipe" / ".artifacts").glob("memory-*.pt"))
+    assert list((run_dir.parent / ".artifacts").glob("memory-*.pt"))
     assert (run_dir / "memory_vs_seq.png").exists() and (run_dir / "step_timeline.png").exists()
 
 
