@@ -97,8 +97,8 @@ def provenance() -> dict[str, Any]:
     try:
         commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=5).stdout.strip()
-        dirty = bool(subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."], capture_output=True,
-                                    text=True, timeout=5).stdout.strip())
+        dirty = bool(subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", ".."], capture_output=True,
+                                    text=True, timeout=5).stdout.strip())  # the whole package, not core/ alone
     except (OSError, subprocess.SubprocessError):
         commit, dirty = "", False
     cpu = platform.processor()
