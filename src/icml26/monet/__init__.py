@@ -30,12 +30,12 @@ Example::
 """
 
 from .baselines import (
-    MLALite,
-    MMPareto,
     OGMGE,
     PMR,
     Joint,
     JointConcat,
+    MLALite,
+    MMPareto,
     Strategy,
     UnimodalEnsemble,
     accuracy,

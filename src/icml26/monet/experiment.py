@@ -221,7 +221,7 @@ def _run_dataset(cfg: Config, ds: str, seed: int, progress) -> dict:
     out: dict = {"strong": data.strong, "weak": data.weak, "n_train": len(data.train), "arms": {}}
     for arm in cfg.arms:
         runs = [
-            progress.cached(f"{ds}-{arm}-{i}", lambda hp=hp: _train_arm(cfg, arm, hp, data, seed, ds))
+            progress.cached(f"{ds}-{arm}-{i}", lambda hp=hp, arm=arm: _train_arm(cfg, arm, hp, data, seed, ds))
             if progress is not None
             else _train_arm(cfg, arm, hp, data, seed, ds)
             for i, hp in enumerate(_grid(cfg, arm))
