@@ -184,6 +184,8 @@ def make_two_view_digits(
     pool: int = 2,
     dropout: float = 0.4,
     noise_std: float = 4.0,
+    flip: float = 0.0,
+    gain: float = 1.0,
     names: tuple[str, str] = ("coarse", "noisy"),
 ) -> BimodalData:
     """Two views of scikit-learn's 8x8 digits (1,797 images, 10 classes; bundled, no download), spec S2.
@@ -191,7 +193,10 @@ def make_two_view_digits(
     * ``coarse`` (the strong, easy view): the image average-pooled over ``pool x pool`` blocks (``pool = 2``:
       a clean 4x4 image, 16 features), scaled to [0, 1];
     * ``noisy`` (the weak view): the full 8x8 image (64 features) with each pixel dropped (set to 0) with
-      probability ``dropout`` and ``N(0, noise_std^2)`` noise added (pixel scale 0..16), then divided by 16.
+      probability ``dropout`` and ``N(0, noise_std^2)`` noise added (pixel scale 0..16), then divided by 16; with
+      probability ``flip`` the whole view's sign is inverted (so class means carry no information and the encoder
+      must learn nonlinear features) and it is multiplied by ``gain`` (a small gain makes it slow to learn under
+      SGD).
 
     The split (``n_train`` / ``n_val`` / rest for test), the dropout masks and the noise are drawn from ``seed``.
     """
@@ -204,6 +209,7 @@ def make_two_view_digits(
         raise ValueError(f"pool must divide 8 (1, 2, 4 or 8), got {pool}")
     dropout = _check_float("dropout", dropout, 0.0, 1.0)
     noise_std = _check_float("noise_std", noise_std, 0.0)
+    flip, gain = _check_float("flip", flip, 0.0, 1.0), _check_float("gain", gain, 0.0)
     if not (isinstance(names, tuple) and len(names) == 2 and names[0] != names[1]):
         raise ValueError(f"names must be a tuple of two distinct strings, got {names!r}")
     digits = load_digits()
@@ -218,6 +224,7 @@ def make_two_view_digits(
     coarse = images.reshape(n, 8 // pool, pool, 8 // pool, pool).mean(axis=(2, 4)).reshape(n, -1) / 16.0
     keep = rng.random((n, 64)) >= dropout
     noisy = (images.reshape(n, 64) * keep + noise_std * rng.normal(size=(n, 64))) / 16.0
+    noisy = gain * np.where(rng.random((n, 1)) < flip, -1.0, 1.0) * noisy
 
     def split(idx: np.ndarray) -> BimodalSplit:
         return BimodalSplit(
@@ -229,5 +236,8 @@ def make_two_view_digits(
         )
 
     tr, va, te = perm[:n_train], perm[n_train : n_train + n_val], perm[n_train + n_val :]
-    info = {"knobs": {"pool": pool, "dropout": dropout, "noise_std": noise_std}, "n_test": int(te.size)}
+    info = {
+        "knobs": {"pool": pool, "dropout": dropout, "noise_std": noise_std, "flip": flip, "gain": gain},
+        "n_test": int(te.size),
+    }
     return BimodalData(split(tr), split(va), split(te), 10, strong=names[0], weak=names[1], info=info)
