@@ -498,11 +498,11 @@ def _tables(cfg: Config, records, report: Report) -> None:
         for arm in cfg.arms:
             a = [r[ds]["arms"][arm] for r in records]
             row = {
-                "dataset": ds,
+                "dataset": f"{ds} (strong {records[0][ds]['strong']}, weak {records[0][ds]['weak']})",
                 "arm": ARMS[arm],
                 "test acc": _ms([x["test_acc"] for x in a]),
-                f"probe strong ({records[0][ds]['strong']})": _ms(_vals(records, ds, arm, modality="strong")),
-                f"probe weak ({records[0][ds]['weak']})": _ms(_vals(records, ds, arm, modality="weak")),
+                "probe strong": _ms(_vals(records, ds, arm, modality="strong")),
+                "probe weak": _ms(_vals(records, ds, arm, modality="weak")),
                 "selected configs": ", ".join(str(x["hp"]) for x in a),
             }
             if arm != "monet" and "monet" in cfg.arms:
@@ -663,8 +663,9 @@ def _figures(cfg: Config, records, report: Report) -> None:
         report.add_figure(
             "monet_diagnostics",
             fig,
-            "What MoNet's learned pieces did: the adaptive weight up-weights "
-            "the lagging (weak) modality; fused and per-stream losses fall.",
+            "What MoNet's learned pieces did: the coordination weight of the weak "
+            "modality (above 1: up-weighted; it follows the streams' TRAIN fit scores) and the fused and "
+            "per-stream losses.",
         )
 
 
