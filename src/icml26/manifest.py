@@ -102,6 +102,14 @@ PAPERS: tuple[dict, ...] = (
         "components_, surrounded_sets_), LiNGCReL-like / pooled ICA / DirectLiNGAM baselines, LocR^2 / MCC / SHD",
     },
     {
+        "slug": "monet",
+        "title": "Multimodal Nested Learning for Decoupled and Coordinated Optimization (MoNet)",
+        "paper": "ICML 2026 (poster 65954); official repository github.com/Yangl1nFeng/MoNet holds a README only",
+        "component": "MoNet (nn.Module: decoupled per-modality streams + EMA stable memory + adaptive multi-timescale "
+        "CMS fusion; inferred design), ContinuumMemoryMLP; Joint / OGM-GE / PMR / MMPareto / MLA-lite / unimodal "
+        "ensemble baselines; make_imbalanced_bimodal, make_two_view_digits, modality_probe_accuracy",
+    },
+    {
         "slug": "opo_cmdp",
         "title": "Near-Optimal Regret for Policy Optimization in Contextual MDPs with General Offline Function "
         "Approximation (OPO-CMDP)",
@@ -145,7 +153,6 @@ PAPERS: tuple[dict, ...] = (
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
     "lifil",
-    "monet",
     "ovisocr",
     "sciml_regimes",
     "trace_du",
