@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import torch
 
-from icml26.core import VERDICTS, judge_records, run_experiment
+from icml26.core import VERDICTS, judge_records
 from icml26.core.runner import limited_threads
 from icml26.monet import MLPEncoder, MoNet, fit, make_imbalanced_bimodal, modality_probe_accuracy
 from icml26.monet.experiment import EXPERIMENT, QUICK, measure
@@ -42,8 +42,8 @@ TINY = replace(
 )
 
 
-def test_quick_preset_end_to_end(tmp_path):
-    run_dir = run_experiment("monet", preset="quick", seeds=1, out=tmp_path)
+def test_quick_preset_end_to_end(quick_run):
+    run_dir = quick_run("monet")  # the session-wide quick run (tests/conftest.py)
     result = json.loads((run_dir / "result.json").read_text())
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
     by_id = {c["id"]: c for c in result["claims"]}
