@@ -102,6 +102,15 @@ PAPERS: tuple[dict, ...] = (
         "components_, surrounded_sets_), LiNGCReL-like / pooled ICA / DirectLiNGAM baselines, LocR^2 / MCC / SHD",
     },
     {
+        "slug": "lifil",
+        "title": "Lightweight Federated Incremental Learning via Decoupled Replay (Li-FIL)",
+        "paper": "ICML 2026, poster 66288 (abstract only; method details inferred)",
+        "component": "LiFILClient / LiFILServer (decoupled classifier stabilization + encoder regularization, "
+        "privatized mixup feature uploads, FeatureGenerator / GaussianFeatureGenerator replay), DecoupledNet, "
+        "split_class_incremental, run_fil; icml26.lifil.flower LiFILStrategy + client_fn; FedAvg-FT / FedEWC / "
+        "FedLwF / exemplar / joint baselines",
+    },
+    {
         "slug": "opo_cmdp",
         "title": "Near-Optimal Regret for Policy Optimization in Contextual MDPs with General Offline Function "
         "Approximation (OPO-CMDP)",
@@ -144,7 +153,6 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "lifil",
     "monet",
     "ovisocr",
     "sciml_regimes",

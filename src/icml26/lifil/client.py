@@ -233,6 +233,11 @@ class LiFILClient(FILClient):
         if replay is not None and len(replay[1]):
             Hr = torch.as_tensor(np.asarray(replay[0], dtype=np.float32))
             yr = torch.as_tensor(np.asarray(replay[1], dtype=np.int64))
+            if Hr.ndim != 2 or Hr.shape[1] != m.feature_dim or len(Hr) != len(yr):
+                raise ValueError(
+                    f"replay must be (H, y) with H of shape (n, {m.feature_dim}) and n labels, got "
+                    f"{tuple(Hr.shape)} and {tuple(yr.shape)}"
+                )
             self.replay_bytes_held = int(Hr.numel() * 4)
             self._track_storage()
 
