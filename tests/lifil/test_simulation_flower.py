@@ -47,7 +47,7 @@ def test_same_records_under_one_and_two_threads(tiny_tasks, tiny_kw):
 
 def test_replay_mutant_forgets(tiny_tasks, monkeypatch):
     """Without the server's replay, Li-FIL's classifier sees only new classes and the old tasks are lost."""
-    kw = {"rounds_per_task": 3, "generator_steps": 40}
+    kw = {"rounds_per_task": 3, "generator_steps": 40, "lambda_fd": 10.0}
     base = run_fil("lifil", tiny_tasks, seed=0, **kw)
     monkeypatch.setattr(LiFILServer, "replay", lambda self: None)
     mutant = run_fil("lifil", tiny_tasks, seed=0, **kw)

@@ -76,6 +76,8 @@ class FeatureGenerator(nn.Module):
         ):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if batch_per_class < 2:
+            raise ValueError(f"batch_per_class must be >= 2 (a covariance per class), got {batch_per_class!r}")
         if not lr > 0:
             raise ValueError(f"lr must be > 0, got {lr!r}")
         self.n_classes, self.feature_dim, self.z_dim = n_classes, feature_dim, z_dim
@@ -144,39 +146,41 @@ class FeatureGenerator(nn.Module):
         ]
         M = torch.stack([m for m, _ in mom])
         Cv = torch.stack([C for _, C in mom])
+        K, B, d = len(classes), self.batch_per_class, H.shape[1]
+        bw = torch.tensor(med)[:, None, None]
+        labels = torch.as_tensor(classes).repeat_interleave(B)
         opt = torch.optim.Adam(self.net.parameters(), lr=self.lr)
         self.loss_history_ = []
         for _ in range(self.steps):
-            # one batch of real rows per class (at most batch_per_class) and as many generated rows
-            Rs = []
-            for c in classes:
-                Rc = real[c]
-                if len(Rc) > self.batch_per_class:
-                    Rc = Rc[torch.as_tensor(rng.choice(len(Rc), self.batch_per_class, replace=False))]
-                Rs.append(Rc)
-            gi = torch.cat([torch.full((max(len(r), 2),), i, dtype=torch.long) for i, r in enumerate(Rs)])
-            z = torch.as_tensor(rng.standard_normal((len(gi), self.z_dim)), dtype=torch.float32)
-            G = self(z, torch.as_tensor(classes)[gi])
-            eps = torch.as_tensor(rng.standard_normal(tuple(G.shape)), dtype=torch.float32)
-            Gn = G + noisy[gi][:, None] * eps
-            loss = torch.zeros(())
-            start = 0
-            for i, Rc in enumerate(Rs):  # gi is class-contiguous: one small kernel block per class
-                n = max(len(Rc), 2)
-                loss = loss + mmd2(Gn[start : start + n], Rc, [s * med[i] for s in (0.5, 1.0, 2.0)])
-                start += n
-            Og = nn.functional.one_hot(gi, len(classes)).float()
-            ng = Og.sum(0)
-            Gm = (Og.T @ G) / ng[:, None]
-            Gc = G - Gm[gi]
-            Gcov = torch.einsum("nk,ni,nj->kij", Og, Gc, Gc) / (ng - 1).clamp_min(1)[:, None, None]
+            # B real rows per class (without replacement when the class has that many) and B generated rows
+            R = torch.stack(
+                [real[c][torch.as_tensor(rng.choice(len(real[c]), B, replace=len(real[c]) < B))] for c in classes]
+            )
+            z = torch.as_tensor(rng.standard_normal((K * B, self.z_dim)), dtype=torch.float32)
+            G = self(z, labels).reshape(K, B, d)
+            eps = torch.as_tensor(rng.standard_normal((K, B, d)), dtype=torch.float32)
+            loss = _batched_mmd2(G + noisy[:, None, None] * eps, R, bw).sum()
+            Gm = G.mean(1)
+            Gc = G - Gm[:, None]
+            Gcov = Gc.transpose(1, 2) @ Gc / (B - 1)
             loss = loss + self.lambda_mom * ((Gm - M).pow(2).sum() + (Gcov - Cv).pow(2).sum())
             opt.zero_grad()
             loss.backward()
             opt.step()
-            self.loss_history_.append(float(loss.detach()) / len(classes))
+            self.loss_history_.append(float(loss.detach()) / K)
         self.classes_ = sorted(set(self.classes_) | set(classes))
         return self
+
+
+def _batched_mmd2(X: torch.Tensor, Y: torch.Tensor, bw: torch.Tensor) -> torch.Tensor:
+    """:func:`mmd2` for ``K`` classes at once: ``X``, ``Y`` of shape ``(K, n, d)``, bandwidth scale ``bw`` of shape
+    ``(K, 1, 1)`` (kernels at ``{0.5, 1, 2} x bw``); returns ``(K,)``."""
+
+    def k(A, B):
+        d2 = torch.cdist(A, B).pow(2)
+        return sum(torch.exp(-d2 / (2 * (s * bw) ** 2)) for s in (0.5, 1.0, 2.0)).mean((1, 2))
+
+    return k(X, X) + k(Y, Y) - 2 * k(X, Y)
 
 
 def _cov(X: torch.Tensor) -> torch.Tensor:

@@ -48,6 +48,7 @@ class DecoupledNet(nn.Module):
         self.logit_scale = float(logit_scale)
         self.encoder = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, feature_dim))
         self.head = nn.Linear(feature_dim, n_classes)
+        self._masks: dict[tuple[int, ...], torch.Tensor] = {}  # one logit mask per seen-class set
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """``h = f_theta(x)``, shape ``(n, feature_dim)``."""
@@ -59,13 +60,16 @@ class DecoupledNet(nn.Module):
         z = self.head(self.logit_scale * h)
         if seen_classes is None:
             return z
-        mask = torch.ones(self.n_classes, dtype=torch.bool)
-        idx = torch.as_tensor(np.asarray(seen_classes, dtype=np.int64))
-        if idx.numel() == 0:
-            raise ValueError("seen_classes must name at least one class")
-        if int(idx.min()) < 0 or int(idx.max()) >= self.n_classes:
-            raise ValueError(f"seen_classes must lie in [0, {self.n_classes - 1}], got {idx.tolist()}")
-        mask[idx] = False
+        key = tuple(int(c) for c in np.asarray(seen_classes).ravel())
+        mask = self._masks.get(key)
+        if mask is None:
+            if not key:
+                raise ValueError("seen_classes must name at least one class")
+            if min(key) < 0 or max(key) >= self.n_classes:
+                raise ValueError(f"seen_classes must lie in [0, {self.n_classes - 1}], got {list(key)}")
+            mask = torch.ones(self.n_classes, dtype=torch.bool)
+            mask[list(key)] = False
+            self._masks[key] = mask
         return z.masked_fill(mask, float("-inf"))
 
     def forward(self, x: torch.Tensor, seen_classes: Sequence[int] | torch.Tensor | None = None) -> torch.Tensor:
