@@ -33,13 +33,15 @@ def test_run_fil_bad_inputs(tiny_tasks):
         run_fil("lifil", tiny_tasks, sigma_f=-1.0)
 
 
-def test_same_records_under_one_and_two_threads(tiny_tasks, tiny_kw):
+def test_same_records_under_one_and_two_threads():
+    tasks = load_digits_tasks(2, 1, 1.0, seed=2)  # tiny: two threads on tiny ops are slow on a shared machine
+    kw = {"rounds_per_task": 1, "generator_steps": 5, "local_epochs": 1, "classifier_epochs": 1, "n_replay": 10}
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        a = run_fil("lifil", tiny_tasks, seed=2, **tiny_kw)
+        a = run_fil("lifil", tasks, seed=2, **kw)
         torch.set_num_threads(2)
-        b = run_fil("lifil", tiny_tasks, seed=2, **tiny_kw)
+        b = run_fil("lifil", tasks, seed=2, **kw)
     finally:
         torch.set_num_threads(before)
     assert np.array_equal(a.acc_matrix, b.acc_matrix)

@@ -24,7 +24,7 @@ class FILConfig:
     lr: float = 0.05
     momentum: float = 0.9
     batch_size: int = 32
-    lambda_fd: float = 1.0
+    lambda_fd: float = 10.0
     tau: float = 0.9
     m: int = 20
     mixup: bool = True

@@ -476,8 +476,8 @@ def _figures(cfg: Config, records, report: Report) -> None:
     ax = fig.subplots()
     for m in ("lifil", "finetune", "lwf", "exemplar"):
         rr = [r["runs"][m]["rounds"] for r in records]
-        v = np.array([[e["old_acc"] for e in x_] for x_ in rr], dtype=float)
-        ax.plot(np.arange(v.shape[1]) + 1, np.nanmean(v, 0), label=ARMS[m])
+        v = np.array([[e["old_acc"] for e in x_ if e["task"] > 0] for x_ in rr], dtype=float)
+        ax.plot(np.arange(v.shape[1]) + cfg.rounds_per_task + 1, v.mean(0), label=ARMS[m])  # task 1 has no old tasks
     for t in range(1, cfg.n_tasks):
         ax.axvline(t * cfg.rounds_per_task + 0.5, color="0.8", lw=0.8)
     ax.set_xlabel("communication round (task boundaries in grey)")
