@@ -102,6 +102,15 @@ PAPERS: tuple[dict, ...] = (
         "components_, surrounded_sets_), LiNGCReL-like / pooled ICA / DirectLiNGAM baselines, LocR^2 / MCC / SHD",
     },
     {
+        "slug": "lifil",
+        "title": "Lightweight Federated Incremental Learning via Decoupled Replay (Li-FIL)",
+        "paper": "ICML 2026, poster 66288 (abstract only; method details inferred)",
+        "component": "LiFILClient / LiFILServer (decoupled classifier stabilization + encoder regularization, "
+        "privatized mixup feature uploads, FeatureGenerator / GaussianFeatureGenerator replay), DecoupledNet, "
+        "split_class_incremental, run_fil; icml26.lifil.flower LiFILStrategy + client_fn; FedAvg-FT / FedEWC / "
+        "FedLwF / exemplar / joint baselines",
+    },
+    {
         "slug": "monet",
         "title": "Multimodal Nested Learning for Decoupled and Coordinated Optimization (MoNet)",
         "paper": "ICML 2026 (poster 65954); official repository github.com/Yangl1nFeng/MoNet holds a README only",
@@ -152,7 +161,6 @@ PAPERS: tuple[dict, ...] = (
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
-    "lifil",
     "ovisocr",
     "sciml_regimes",
     "trace_du",

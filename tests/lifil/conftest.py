@@ -1,0 +1,27 @@
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="session")
+def tiny_tasks():
+    from icml26.lifil import load_digits_tasks
+
+    return load_digits_tasks(n_tasks=3, n_clients=3, alpha=1.0, seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_kw():
+    return {"rounds_per_task": 2, "generator_steps": 20}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models: one torch thread is faster (and the machine is shared); restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
