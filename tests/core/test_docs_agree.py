@@ -80,3 +80,18 @@ def test_the_parser_reads_both_forms_and_catches_a_wrong_verdict():
         (1, "a2", "holds"),
         (3, "c", "does not hold"),
     ]
+
+
+COUNTS = re.compile(r"\b(claims|checks|preconditions):? \**(\d+)/(\d+)\**\s*(?:hold|pass)", re.I)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[p.stem for p in DOCS])
+def test_docs_quote_the_reference_counts(doc):
+    """Every "Claims: a/b hold" (checks a/b pass, preconditions a/b hold) on the page is the reference run's count."""
+    counts = json.loads((ROOT / "results" / doc.stem / "result.json").read_text())["counts"]
+    for kind, got, total in COUNTS.findall(doc.read_text()):
+        k = counts[kind.lower().rstrip("s")]
+        assert (int(got), int(total)) == (k["holds"], sum(k.values())), (
+            f"docs/{doc.name} says {kind} {got}/{total}; "
+            f"results/{doc.stem}/result.json has {k['holds']}/{sum(k.values())}"
+        )
