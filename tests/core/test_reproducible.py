@@ -36,9 +36,18 @@ def test_caller_threads_do_not_change_records(tmp_path, toy_experiment):
 
 
 # Record fields that are measurements of the machine, not of the seed, so they differ between any two runs; every
-# other field of a record must be identical. upipe: `speed.*` are wall-clock seconds per step (its memory figures
-# are byte counts of the allocator and do reproduce).
-MACHINE_FIELDS = {"upipe": re.compile(r"^speed\.")}
+# other field of a record must be identical. Named per paper (a new timing field elsewhere fails the test):
+MACHINE_FIELDS = {
+    "upipe": r"^speed\.",  # wall-clock seconds per step (the memory figures are allocator byte counts: they reproduce)
+    "slaclip": r"\.wall_s$",
+    "latent_geodesics": r"seconds$",
+    "focus": r"\.tok_per(_cpu)?_s\.|train_cpu_s$",
+    "acute_euro": r"(^outputs_s|\.lm_train_s)$",
+    "t3_unlearning": r"(fit|feature)_seconds$",
+    # faps compares arms at equal wall-clock: the dropping arms' step counts come from the measured cost ratio, so
+    # everything those arms train is timing-dependent by design; the full-cost arms and the fixed-step runs reproduce
+    "faps": r"^speed\.|^cost\.|train_wall_s$|^arms\.(faps|random|heuristic)\.|^limited\.faps\.",
+}
 
 
 def _flatten(x, prefix=""):
@@ -68,7 +77,7 @@ def test_a_quick_seed_is_the_same_whatever_the_callers_threads(slug, quick_run, 
     finally:
         torch.set_num_threads(before)
     a, b = _flatten(base["records"][0]), _flatten(again["records"][0])
-    skip = MACHINE_FIELDS.get(slug)
+    skip = re.compile(MACHINE_FIELDS[slug]) if slug in MACHINE_FIELDS else None
     if skip is not None:
         a = {k: v for k, v in a.items() if not skip.search(k)}
         b = {k: v for k, v in b.items() if not skip.search(k)}
