@@ -57,8 +57,7 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(betas=(1.0, 10.0, 40.0), n_fs=(8, 128), steps=100, hessian_iters=10, trace_samples=10,
-               test_grid=(65, 51))
+QUICK = Config(betas=(1.0, 5.0, 40.0), n_fs=(8, 128), steps=100, hessian_iters=10, trace_samples=10, test_grid=(65, 51))
 
 EXACT_TOL = 1e-8
 LAMBDA_TOL = 1e-3
@@ -89,7 +88,7 @@ def _checks(seed: int) -> dict:
     }.items():
         b = prob.sample(200, int(rng.integers(1 << 30)))
         x, t = b.x_f.clone().requires_grad_(True), b.t_f.clone().requires_grad_(True)
-        res[name] = float(prob.residual(_Exact(prob), x, t).abs().max())
+        res[name] = float(prob.residual(_Exact(prob), x, t).detach().abs().max())
     n = 30
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
     eig = np.concatenate([[10.0], rng.uniform(0.1, 5.0, n - 1)])
@@ -177,7 +176,6 @@ def _per_seed_mean(records, keys, fn) -> list[float]:
 
 
 def judge(cfg: Config, records: list[dict], report: Report) -> None:
-    seeds = report.seeds or list(range(len(records)))
     alpha, test = cfg.alpha, cfg.test
     maj, per_seed = _labels(cfg, records)
     cells = list(maj)
@@ -382,7 +380,9 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         )
     )
     over_budget = [
-        max(0, a["n_evals"] - int(1.25 * cfg.steps) - cfg.stages) for r in records for c in r["cells"]
+        max(0, a["n_evals"] - int(1.25 * cfg.steps) - cfg.stages)
+        for r in records
+        for c in r["cells"]
         for a in c["arms"].values()
     ]
     report.add_claim(
@@ -406,8 +406,12 @@ def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
     rows, flat = [], []
     for k in maj:
         cs = [_cell(r, k) for r in records]
-        row = {"beta": k[0], "N_f": k[1], "regime": REGIME_NAMES[maj[k]],
-               "agree": f"{sum(s[k] == maj[k] for s in per_seed)}/{len(per_seed)}"}
+        row = {
+            "beta": k[0],
+            "N_f": k[1],
+            "regime": REGIME_NAMES[maj[k]],
+            "agree": f"{sum(s[k] == maj[k] for s in per_seed)}/{len(per_seed)}",
+        }
         for o in cfg.optimizers:
             row[f"L {ARMS[o]}"] = float(np.exp(np.mean([np.log(max(c["arms"][o]["train_loss"], 1e-300)) for c in cs])))
             row[f"E {ARMS[o]}"] = float(np.mean([c["arms"][o]["test_error"] for c in cs]))
@@ -418,8 +422,15 @@ def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
         rows.append(row)
         for c in cs:
             a = c["arms"]["lbfgs"]
-            flat.append({"coefficient": k[0], "n_f": k[1], "seed": c["seed"], "train_loss": a["train_loss"],
-                         "test_error": a["test_error"]})
+            flat.append(
+                {
+                    "coefficient": k[0],
+                    "n_f": k[1],
+                    "seed": c["seed"],
+                    "train_loss": a["train_loss"],
+                    "test_error": a["test_error"],
+                }
+            )
     km = classify_regimes(pd.DataFrame(flat), method="kmeans") if len(flat) >= 4 else None
     if km is not None:
         for row in rows:
@@ -445,16 +456,20 @@ def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
                     v = _cell(r, k)["metrics"][m]
                     if v is not None and math.isfinite(v):
                         vals[m].append(v)
-        reg_rows.append({
-            "regime": REGIME_NAMES[g],
-            "cells": len(ks),
-            "log10 lambda_max": float(np.mean(np.log10(np.abs(vals["lambda_max"])))),
-            "log10 trace": float(np.mean(np.log10(np.abs(vals["trace"])))),
-            "CKA": float(np.mean(vals["cka"])),
-            "mode connectivity": float(np.mean(vals["mc"])),
-            **{f"E {ARMS[o]}": float(np.mean([_cell(r, k)["arms"][o]["test_error"] for r in records for k in ks]))
-               for o in cfg.optimizers},
-        })
+        reg_rows.append(
+            {
+                "regime": REGIME_NAMES[g],
+                "cells": len(ks),
+                "log10 lambda_max": float(np.mean(np.log10(np.abs(vals["lambda_max"])))),
+                "log10 trace": float(np.mean(np.log10(np.abs(vals["trace"])))),
+                "CKA": float(np.mean(vals["cka"])),
+                "mode connectivity": float(np.mean(vals["mc"])),
+                **{
+                    f"E {ARMS[o]}": float(np.mean([_cell(r, k)["arms"][o]["test_error"] for r in records for k in ks]))
+                    for o in cfg.optimizers
+                },
+            }
+        )
     report.add_table("regimes", reg_rows, "Landscape metrics and test errors per regime (means over cells and seeds)")
     # where sharpness misleads: flat but wrong (deceptive flatness), sharp but right (deceptive sharpness)
     well_lams = [abs(_cell(r, k)["metrics"]["lambda_max"]) for r in records for k in by_regime["well"]]
@@ -466,11 +481,29 @@ def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
                 c = _cell(r, k)
                 lam, err = abs(c["metrics"]["lambda_max"] or 0.0), c["arms"]["lbfgs"]["test_error"]
                 if lam <= lo and err > cfg.mislead_err:
-                    mis.append({"beta": k[0], "N_f": k[1], "seed": c["seed"], "kind": "deceptive flatness",
-                                "lambda_max": lam, "E": err, "regime": REGIME_NAMES[maj[k]]})
+                    mis.append(
+                        {
+                            "beta": k[0],
+                            "N_f": k[1],
+                            "seed": c["seed"],
+                            "kind": "deceptive flatness",
+                            "lambda_max": lam,
+                            "E": err,
+                            "regime": REGIME_NAMES[maj[k]],
+                        }
+                    )
                 if maj[k] == "well" and lam >= hi and err < cfg.tau_err and len(well_lams) > 1:
-                    mis.append({"beta": k[0], "N_f": k[1], "seed": c["seed"], "kind": "deceptive sharpness",
-                                "lambda_max": lam, "E": err, "regime": REGIME_NAMES[maj[k]]})
+                    mis.append(
+                        {
+                            "beta": k[0],
+                            "N_f": k[1],
+                            "seed": c["seed"],
+                            "kind": "deceptive sharpness",
+                            "lambda_max": lam,
+                            "E": err,
+                            "regime": REGIME_NAMES[maj[k]],
+                        }
+                    )
     report.add_table(
         "sharpness_misleads",
         mis,
@@ -482,13 +515,20 @@ def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
 
     sp = []
     for g in ("under", "well", "over"):
-        pts = [(_lg(abs(_cell(r, k)["metrics"]["lambda_max"] or 1e-300)), _lg(_cell(r, k)["arms"]["lbfgs"]["test_error"]))
-               for r in records for k in by_regime[g]]
+        pts = [
+            (_lg(abs(_cell(r, k)["metrics"]["lambda_max"] or 1e-300)), _lg(_cell(r, k)["arms"]["lbfgs"]["test_error"]))
+            for r in records
+            for k in by_regime[g]
+        ]
         if len(pts) >= 3:
             rho = spearmanr(*zip(*pts)).statistic
             sp.append({"regime": REGIME_NAMES[g], "n (cells x seeds)": len(pts), "Spearman(log lambda, log E)": rho})
-    report.add_table("sharpness_vs_error", sp, "Rank correlation of sharpness and test error inside each regime "
-                     "(reported, not judged: the paper says it is weak or inconsistent)")
+    report.add_table(
+        "sharpness_vs_error",
+        sp,
+        "Rank correlation of sharpness and test error inside each regime "
+        "(reported, not judged: the paper says it is weak or inconsistent)",
+    )
     report.metrics["regime_counts"] = {REGIME_NAMES[g]: len(v) for g, v in by_regime.items()}
 
 
@@ -501,27 +541,52 @@ def _figures(cfg, records, report, maj) -> None:
         for c in r["cells"]:
             for o in cfg.optimizers:
                 a = c["arms"][o]
-                rows.append({"coefficient": c["coefficient"], "n_f": c["n_f"], "seed": c["seed"], "optimizer": o,
-                             "train_loss": a["train_loss"], "test_error": a["test_error"], **{
-                                 m: c["metrics"][m] for m in ("lambda_max", "trace", "cka", "mc")}})
+                rows.append(
+                    {
+                        "coefficient": c["coefficient"],
+                        "n_f": c["n_f"],
+                        "seed": c["seed"],
+                        "optimizer": o,
+                        "train_loss": a["train_loss"],
+                        "test_error": a["test_error"],
+                        **{m: c["metrics"][m] for m in ("lambda_max", "trace", "cka", "mc")},
+                    }
+                )
     df = classify_regimes(pd.DataFrame(rows), cfg.tau_loss, cfg.tau_err)
     fig = Figure(figsize=(4.2 * len(cfg.optimizers), 3.8), layout="constrained")
     for ax, o in zip(fig.subplots(1, len(cfg.optimizers)), cfg.optimizers):
         plot_regime_map(df[df.optimizer == o], "regime", ax=ax, title=f"{ARMS[o]}")
     fig.suptitle("Regime map per optimizer (seed-majority label, seeds agreeing)")
-    report.add_figure("regime_map", fig, "Regime of every (beta, N_f) cell under each optimizer; orange Under-, "
-                      "green Well-, purple Over-Trained. Claims use the L-BFGS panel.")
+    report.add_figure(
+        "regime_map",
+        fig,
+        "Regime of every (beta, N_f) cell under each optimizer; orange Under-, "
+        "green Well-, purple Over-Trained. Claims use the L-BFGS panel.",
+    )
     lb = df[df.optimizer == "lbfgs"].copy()
     lb["abs_lambda_max"] = lb["lambda_max"].abs()
     lb["abs_trace"] = lb["trace"].abs()
     fig = Figure(figsize=(16, 7.5), layout="constrained")
     axes = fig.subplots(2, 3).ravel()
-    for ax, (m, log) in zip(axes, [("train_loss", True), ("test_error", True), ("abs_lambda_max", True),
-                                  ("abs_trace", True), ("cka", False), ("mc", False)]):
+    for ax, (m, log) in zip(
+        axes,
+        [
+            ("train_loss", True),
+            ("test_error", True),
+            ("abs_lambda_max", True),
+            ("abs_trace", True),
+            ("cka", False),
+            ("mc", False),
+        ],
+    ):
         plot_regime_map(lb, m, ax=ax, log=log, title=f"{'log10 ' if log else ''}{m} (L-BFGS, seed mean)")
     fig.suptitle("Metric heat maps over the convection grid")
-    report.add_figure("metric_heatmaps", fig, "Train loss, test error, Hessian top eigenvalue and trace, CKA and "
-                      "linear mode connectivity between two initialisations, over (beta, N_f).")
+    report.add_figure(
+        "metric_heatmaps",
+        fig,
+        "Train loss, test error, Hessian top eigenvalue and trace, CKA and "
+        "linear mode connectivity between two initialisations, over (beta, N_f).",
+    )
     # learned-component diagnostic: L-BFGS training-loss curves per regime
     fig = Figure(figsize=(12, 3.6), layout="constrained")
     axes = fig.subplots(1, 3, sharey=True)
@@ -537,8 +602,12 @@ def _figures(cfg, records, report, maj) -> None:
         if ax.lines:
             ax.legend(fontsize=6)
     fig.suptitle("Training-loss curves of the L-BFGS PINN per regime (dotted: tau_loss)")
-    report.add_figure("loss_curves", fig, "The PINN learns in every regime; Under-Trained cells plateau above "
-                      "tau_loss, Over-Trained cells fit their few points to a low loss.")
+    report.add_figure(
+        "loss_curves",
+        fig,
+        "The PINN learns in every regime; Under-Trained cells plateau above "
+        "tau_loss, Over-Trained cells fit their few points to a low loss.",
+    )
 
 
 EXPERIMENT = register(

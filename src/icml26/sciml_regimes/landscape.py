@@ -80,9 +80,7 @@ def _dot(a: Sequence[Tensor], b: Sequence[Tensor]) -> float:
     return float(sum((x * y).sum() for x, y in zip(a, b)))
 
 
-def hessian_top_eigenvalue(
-    loss_fn: LossFn, params, iters: int = 20, tol: float = 1e-3, seed: int = 0
-) -> float:
+def hessian_top_eigenvalue(loss_fn: LossFn, params, iters: int = 20, tol: float = 1e-3, seed: int = 0) -> float:
     """Largest-magnitude eigenvalue of the Hessian of ``loss_fn`` at ``params`` by power iteration on
     Hessian-vector products (at most ``iters`` products; stops when the Rayleigh quotient changes by less than
     ``tol``, relative).  The start vector is Gaussian, drawn from ``seed``."""

@@ -171,8 +171,10 @@ def fit(
         raise TypeError(f"problem must be a PDEProblem, got {type(problem).__name__}")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
-    if not (isinstance(stages, int) and 1 <= stages <= steps):
-        raise ValueError(f"stages must be an integer in [1, steps], got {stages!r}")
+    if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
+        raise ValueError(f"stages must be an integer >= 1, got {stages!r}")
+    if optimizer == "curriculum" and stages > steps:
+        raise ValueError(f"stages must be <= steps ({steps}) for the curriculum, got {stages!r}")
     if not 0.0 < final_frac <= 1.0:
         raise ValueError(f"final_frac must lie in (0, 1], got {final_frac!r}")
     if not 0.0 < switch < 1.0:
@@ -206,7 +208,7 @@ def fit(
     except FloatingPointError:
         log.failed = True
     parts = problem.loss(model, batch, parts=True)
-    log.parts = {k: float(v) for k, v in parts.items()}
+    log.parts = {k: float(v.detach()) for k, v in parts.items()}
     log.final_loss = log.parts["total"]
     if not math.isfinite(log.final_loss):
         log.failed = True

@@ -75,6 +75,12 @@ def _grad(u: Tensor, z: Tensor) -> Tensor:
     return torch.autograd.grad(u, z, torch.ones_like(u), create_graph=True)[0]
 
 
+def _grads(u: Tensor, x: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
+    """``(u_x, u_t)`` in one backward pass."""
+    gx, gt = torch.autograd.grad(u, (x, t), torch.ones_like(u), create_graph=True)
+    return gx, gt
+
+
 def relative_l2(u_hat: Tensor | np.ndarray, u: Tensor | np.ndarray) -> float:
     """``||u_hat - u||_2 / ||u||_2`` (the paper's test error)."""
     u_hat, u = np.asarray(torch.as_tensor(u_hat).detach(), float), np.asarray(torch.as_tensor(u).detach(), float)
@@ -102,7 +108,7 @@ class PDEProblem:
             if isinstance(v, bool) or not isinstance(v, int) or v < 3:
                 raise ValueError(f"{name} must be an integer >= 3, got {v!r}")
         lo, hi = self.coefficient_range
-        _check_coef(self.coefficient_name, self.coefficient, lo, hi)
+        _check_coef(self.coefficient_name, getattr(self, self.coefficient_name), lo, hi)
 
     # -- what subclasses define ----------------------------------------------------------------------------------
     @property
@@ -119,17 +125,23 @@ class PDEProblem:
     def initial(self, x: Tensor) -> Tensor:
         return self.exact(x, torch.zeros_like(x))
 
-    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:  # pragma: no cover - abstract
+    def pde(self, u: Tensor, x: Tensor, t: Tensor) -> Tensor:  # pragma: no cover - abstract
+        """The residual ``N[u]`` of ``u = u_theta(x, t)`` (computed with autograd through ``x``, ``t``)."""
         raise NotImplementedError
 
-    def boundary_loss(self, model: nn.Module, t: Tensor) -> Tensor:
-        """Periodic mismatch ``mean (u(x0, t) - u(x1, t))^2``."""
-        x0 = torch.full_like(t, self.x_range[0])
-        x1 = torch.full_like(t, self.x_range[1])
-        return torch.mean((model(x0, t) - model(x1, t)) ** 2)
+    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:
+        """The PDE residual of ``model`` at ``(x, t)`` (which must require grad)."""
+        return self.pde(model(x, t), x, t)
 
-    def initial_loss(self, model: nn.Module, batch: Batch) -> Tensor:
-        return torch.mean((model(batch.x_ic, torch.zeros_like(batch.x_ic)) - batch.u_ic) ** 2)
+    def boundary_terms(self, u_lo: Tensor, u_hi: Tensor) -> Tensor:
+        """Periodic mismatch ``mean (u(x0, t) - u(x1, t))^2``."""
+        return torch.mean((u_lo - u_hi) ** 2)
+
+    def initial_terms(self, u0: Tensor, u_ic: Tensor, u0_t: Tensor | None) -> Tensor:
+        """``mean (u(x, 0) - u0(x))^2``."""
+        return torch.mean((u0 - u_ic) ** 2)
+
+    needs_ut0 = False  # whether initial_terms needs u_t(x, 0)
 
     # -- shared ----------------------------------------------------------------------------------------------------
     def grid(self, n_x: int, n_t: int) -> tuple[Tensor, Tensor]:
@@ -159,12 +171,19 @@ class PDEProblem:
         )
 
     def loss(self, model: nn.Module, batch: Batch, parts: bool = False) -> Tensor | dict[str, Tensor]:
-        """``MSE_f + MSE_ic + MSE_bc`` (module docstring); ``parts=True`` returns the three terms and the total."""
-        x = batch.x_f.detach().requires_grad_(True)
-        t = batch.t_f.detach().requires_grad_(True)
-        res = torch.mean(self.residual(model, x, t) ** 2)
-        ic = self.initial_loss(model, batch)
-        bc = self.boundary_loss(model, batch.t_bc)
+        """``MSE_f + MSE_ic + MSE_bc`` (module docstring); ``parts=True`` returns the three terms and the total.
+        All points go through the model in one forward pass."""
+        n_f, n_ic, n_bc = batch.x_f.shape[0], batch.x_ic.shape[0], batch.t_bc.shape[0]
+        lo = torch.full_like(batch.t_bc, self.x_range[0])
+        hi = torch.full_like(batch.t_bc, self.x_range[1])
+        x = torch.cat([batch.x_f, batch.x_ic, lo, hi]).detach().requires_grad_(True)
+        t = torch.cat([batch.t_f, torch.zeros_like(batch.x_ic), batch.t_bc, batch.t_bc]).detach().requires_grad_(True)
+        u = model(x, t)
+        r = self.pde(u, x, t)[:n_f]
+        res = torch.mean(r**2)
+        u0_t = _grad(u, t)[n_f : n_f + n_ic] if self.needs_ut0 else None
+        ic = self.initial_terms(u[n_f : n_f + n_ic], batch.u_ic, u0_t)
+        bc = self.boundary_terms(u[n_f + n_ic : n_f + n_ic + n_bc], u[n_f + n_ic + n_bc :])
         total = res + ic + bc
         if parts:
             return {"total": total, "res": res, "ic": ic, "bc": bc}
@@ -195,9 +214,9 @@ class ConvectionProblem(PDEProblem):
     def exact(self, x: Tensor, t: Tensor) -> Tensor:
         return torch.sin(x - self.beta * t)
 
-    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:
-        u = model(x, t)
-        return _grad(u, t) + self.beta * _grad(u, x)
+    def pde(self, u: Tensor, x: Tensor, t: Tensor) -> Tensor:
+        u_x, u_t = _grads(u, x, t)
+        return u_t + self.beta * u_x
 
 
 def _bump(x: Tensor) -> Tensor:
@@ -217,8 +236,7 @@ class ReactionProblem(PDEProblem):
         h, e = _bump(x), torch.exp(self.rho * t)
         return h * e / (h * e + 1 - h)
 
-    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:
-        u = model(x, t)
+    def pde(self, u: Tensor, x: Tensor, t: Tensor) -> Tensor:
         return _grad(u, t) - self.rho * u * (1 - u)
 
 
@@ -233,9 +251,9 @@ class DiffusionProblem(PDEProblem):
     def exact(self, x: Tensor, t: Tensor) -> Tensor:
         return torch.exp(-self.nu * t) * torch.sin(x)
 
-    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:
-        u = model(x, t)
-        return _grad(u, t) - self.nu * _grad(_grad(u, x), x)
+    def pde(self, u: Tensor, x: Tensor, t: Tensor) -> Tensor:
+        u_x, u_t = _grads(u, x, t)
+        return u_t - self.nu * _grad(u_x, x)
 
 
 @dataclass(frozen=True)
@@ -261,21 +279,18 @@ class WaveProblem(PDEProblem):
             2 * b * math.pi * t
         )
 
-    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:
-        u = model(x, t)
+    needs_ut0 = True
+
+    def pde(self, u: Tensor, x: Tensor, t: Tensor) -> Tensor:
         return _grad(_grad(u, t), t) - 4.0 * _grad(_grad(u, x), x)
 
-    def boundary_loss(self, model: nn.Module, t: Tensor) -> Tensor:
+    def boundary_terms(self, u_lo: Tensor, u_hi: Tensor) -> Tensor:
         """Dirichlet ``mean u(0, t)^2 + mean u(1, t)^2``."""
-        x0 = torch.full_like(t, self.x_range[0])
-        x1 = torch.full_like(t, self.x_range[1])
-        return torch.mean(model(x0, t) ** 2) + torch.mean(model(x1, t) ** 2)
+        return torch.mean(u_lo**2) + torch.mean(u_hi**2)
 
-    def initial_loss(self, model: nn.Module, batch: Batch) -> Tensor:
+    def initial_terms(self, u0: Tensor, u_ic: Tensor, u0_t: Tensor | None) -> Tensor:
         """``mean (u(x, 0) - u0)^2 + mean u_t(x, 0)^2``."""
-        t0 = torch.zeros_like(batch.x_ic).requires_grad_(True)
-        u = model(batch.x_ic, t0)
-        return torch.mean((u - batch.u_ic) ** 2) + torch.mean(_grad(u, t0) ** 2)
+        return torch.mean((u0 - u_ic) ** 2) + torch.mean(u0_t**2)
 
 
 @dataclass(frozen=True)
@@ -283,7 +298,8 @@ class ReactionDiffusionProblem(PDEProblem):
     """``u_t = nu u_xx + rho u (1 - u)``, ``u(x, 0) = h(x)``, periodic on ``[0, 2 pi]``.  No closed form: the
     reference is Strang splitting on a periodic ``ref_nx`` grid with ``ref_steps`` time steps, each a logistic half
     step ``u <- u e^{rho dt/2} / (u e^{rho dt/2} + 1 - u)``, an exact heat step ``u_k <- e^{-nu k^2 dt} u_k`` in
-    Fourier space and another logistic half step; :meth:`exact` interpolates it linearly in ``(t, x)``.  ``nu`` in ``(0, 100]``, ``rho`` in ``(0, 100]``."""
+    Fourier space and another logistic half step; :meth:`exact` interpolates it linearly in ``(t, x)``.
+    ``nu`` in ``(0, 100]``, ``rho`` in ``(0, 100]``."""
 
     nu: float = 1.0
     rho: float = 1.0
@@ -331,9 +347,10 @@ class ReactionDiffusionProblem(PDEProblem):
         xs = np.append(xs, TWO_PI)
         U = np.concatenate([U, U[:, :1]], axis=1)  # periodic closure
         f = RegularGridInterpolator((ts, xs), U)
-        pts = np.column_stack([np.clip(t.detach().reshape(-1).numpy(), 0.0, 1.0), x.detach().reshape(-1).numpy() % TWO_PI])
+        pts = np.column_stack(
+            [np.clip(t.detach().reshape(-1).numpy(), 0.0, 1.0), x.detach().reshape(-1).numpy() % TWO_PI]
+        )
         return torch.as_tensor(f(pts), dtype=x.dtype).reshape(x.shape)
 
-    def residual(self, model: nn.Module, x: Tensor, t: Tensor) -> Tensor:
-        u = model(x, t)
+    def pde(self, u: Tensor, x: Tensor, t: Tensor) -> Tensor:
         return _grad(u, t) - self.nu * _grad(_grad(u, x), x) - self.rho * u * (1 - u)

@@ -198,8 +198,14 @@ def plot_regime_map(df, metric: str = "regime", ax=None, title: str | None = Non
                 if lab:
                     m = majority(lab)
                     grid[i, j] = codes[m]
-                    ax.text(j, i, f"{REGIME_NAMES[m].split('-')[0]}\n{lab.count(m)}/{len(lab)}", ha="center",
-                            va="center", fontsize=7)
+                    ax.text(
+                        j,
+                        i,
+                        f"{REGIME_NAMES[m].split('-')[0]}\n{lab.count(m)}/{len(lab)}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                    )
         cmap = ListedColormap(["#d95f02", "#1b9e77", "#7570b3", "#999999"])
         ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=3.5, origin="lower", aspect="auto")
     else:
@@ -218,7 +224,7 @@ def plot_regime_map(df, metric: str = "regime", ax=None, title: str | None = Non
     ax.set_yticks(range(len(cs)), [f"{c:g}" for c in cs])
     ax.set_xlabel("collocation points N_f")
     ax.set_ylabel("PDE coefficient")
-    ax.set_title(title or (f"regime map" if metric == "regime" else f"{metric} (seed mean)"))
+    ax.set_title(title or ("regime map" if metric == "regime" else f"{metric} (seed mean)"))
     return fig
 
 
