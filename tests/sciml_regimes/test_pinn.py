@@ -6,6 +6,15 @@ import torch
 from icml26.sciml_regimes import OPTIMIZERS, PINN, ConvectionProblem, fit
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny tensors: one torch thread is faster than two on a busy 2-core machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def logs():
     p = ConvectionProblem(beta=2.0)
@@ -13,7 +22,7 @@ def logs():
     out = {}
     for opt in OPTIMIZERS:
         m = PINN(16, 3, seed=0)
-        start = float(p.loss(m, b))
+        start = float(p.loss(m, b).detach())
         out[opt] = (start, fit(m, p, opt, batch=b, steps=40, test_grid=(33, 11)))
     return out
 
@@ -70,5 +79,5 @@ def test_pinn_shapes_and_init():
     m = PINN(7, 4, seed=3)
     x = torch.rand(5, 1, dtype=torch.float64)
     assert m(x, x).shape == (5, 1)
-    assert all(float(layer.bias.abs().sum()) == 0.0 for layer in m.layers)
+    assert all(float(layer.bias.detach().abs().sum()) == 0.0 for layer in m.layers)
     assert torch.equal(PINN(7, 4, seed=3).layers[0].weight, m.layers[0].weight)

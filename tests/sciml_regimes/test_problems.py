@@ -15,6 +15,16 @@ from icml26.sciml_regimes import (
     WaveProblem,
 )
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny tensors: one torch thread is faster than two on a busy 2-core machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 CLOSED = [
     ConvectionProblem(beta=30.0),
     ReactionProblem(rho=5.0),

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from icml26.sciml_regimes import (
     ConvectionProblem,
@@ -13,6 +14,15 @@ from icml26.sciml_regimes import (
     run_cell,
 )
 from icml26.sciml_regimes import sweep as sweep_mod
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny tensors: one torch thread is faster than two on a busy 2-core machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def test_classify_regime_rule_and_boundaries():

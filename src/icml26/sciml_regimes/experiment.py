@@ -57,7 +57,7 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(betas=(1.0, 5.0, 40.0), n_fs=(8, 128), steps=100, hessian_iters=10, trace_samples=10, test_grid=(65, 51))
+QUICK = Config(betas=(1.0, 5.0, 40.0), n_fs=(8, 128), steps=100, hessian_iters=5, trace_samples=5, test_grid=(33, 26))
 
 EXACT_TOL = 1e-8
 LAMBDA_TOL = 1e-3
@@ -398,6 +398,23 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
 
     _tables(cfg, records, report, maj, per_seed, by_regime)
     _figures(cfg, records, report, maj)
+    m = report.metrics
+    report.add_note(
+        f"Units: {len(records)} seeds; each regime comparison averages the seed's cells of that regime (seed-majority "
+        "labels of the L-BFGS arm) into one number per seed, then a paired one-sided t-test over seeds."
+    )
+    if "over_fixed_by_more_data" in m:
+        report.add_note(
+            f"Over-Trained (cell, seed) pairs fixed (E <= {cfg.tau_err:g}) by the next N_f: "
+            f"{m['over_fixed_by_more_data']:.0%}; by the best other optimizer at the same N_f: "
+            f"{m['over_fixed_by_best_optimizer']:.0%}."
+        )
+    if "deceptive_flatness" in m:
+        report.add_note(
+            f"Sharpness misleads in {m['deceptive_flatness']} (cell, seed) pairs by deceptive flatness and "
+            f"{m['deceptive_sharpness']} by deceptive sharpness (median lambda_max: good models "
+            f"{m['lambda_max_median_good']:.3g}, failing ones {m['lambda_max_median_failing']:.3g})."
+        )
 
 
 def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
@@ -471,45 +488,88 @@ def _tables(cfg, records, report, maj, per_seed, by_regime) -> None:
             }
         )
     report.add_table("regimes", reg_rows, "Landscape metrics and test errors per regime (means over cells and seeds)")
-    # where sharpness misleads: flat but wrong (deceptive flatness), sharp but right (deceptive sharpness)
-    well_lams = [abs(_cell(r, k)["metrics"]["lambda_max"]) for r in records for k in by_regime["well"]]
-    mis = []
-    if well_lams:
-        lo, hi = float(np.median(well_lams)), float(np.max(well_lams))
+    # Over-Trained cells: how often each remedy actually fixes the cell (E <= tau_err), reported, not judged
+    n_fs = sorted(cfg.n_fs)
+    fix_rows = []
+    for k in by_regime["over"]:
+        if k[1] == n_fs[-1]:
+            continue
+        nxt = (k[0], n_fs[n_fs.index(k[1]) + 1])
+        for r in records:
+            c, cn = _cell(r, k)["arms"], _cell(r, nxt)["arms"]
+            best = min((o for o in cfg.optimizers if o != "lbfgs"), key=lambda o: c[o]["test_error"])
+            fix_rows.append(
+                {
+                    "beta": k[0],
+                    "N_f": k[1],
+                    "seed": _cell(r, k)["seed"],
+                    "E L-BFGS": c["lbfgs"]["test_error"],
+                    "next N_f": nxt[1],
+                    "E L-BFGS next N_f": cn["lbfgs"]["test_error"],
+                    "best other optimizer": ARMS[best],
+                    "E best other": c[best]["test_error"],
+                }
+            )
+    if fix_rows:
+        e_next = [r["E L-BFGS next N_f"] for r in fix_rows]
+        e_opt = [r["E best other"] for r in fix_rows]
+        report.metrics["over_fixed_by_more_data"] = float(np.mean([e <= cfg.tau_err for e in e_next]))
+        report.metrics["over_fixed_by_best_optimizer"] = float(np.mean([e <= cfg.tau_err for e in e_opt]))
+    report.add_table(
+        "over_trained_remedies",
+        fix_rows,
+        "Over-Trained cells (seed majority) per seed: test error of L-BFGS, of L-BFGS at the next N_f, and of the "
+        f"best other optimizer at the same N_f (a cell is fixed when E <= {cfg.tau_err:g}; errors above 1 are no "
+        "better than u = 0)",
+    )
+    # where sharpness misleads: a failing model as flat as the good ones (deceptive flatness), a good model as sharp
+    # as the failing ones (deceptive sharpness)
+    good, bad = [], []
+    for r in records:
         for k in maj:
-            for r in records:
-                c = _cell(r, k)
-                lam, err = abs(c["metrics"]["lambda_max"] or 0.0), c["arms"]["lbfgs"]["test_error"]
-                if lam <= lo and err > cfg.mislead_err:
-                    mis.append(
-                        {
-                            "beta": k[0],
-                            "N_f": k[1],
-                            "seed": c["seed"],
-                            "kind": "deceptive flatness",
-                            "lambda_max": lam,
-                            "E": err,
-                            "regime": REGIME_NAMES[maj[k]],
-                        }
-                    )
-                if maj[k] == "well" and lam >= hi and err < cfg.tau_err and len(well_lams) > 1:
-                    mis.append(
-                        {
-                            "beta": k[0],
-                            "N_f": k[1],
-                            "seed": c["seed"],
-                            "kind": "deceptive sharpness",
-                            "lambda_max": lam,
-                            "E": err,
-                            "regime": REGIME_NAMES[maj[k]],
-                        }
-                    )
+            c = _cell(r, k)
+            lam, err = c["metrics"]["lambda_max"], c["arms"]["lbfgs"]["test_error"]
+            if lam is not None:
+                (good if err <= cfg.tau_err else bad).append((k, c["seed"], abs(lam), err))
+    mis = []
+    if good and bad:
+        good_med, bad_med = float(np.median([g[2] for g in good])), float(np.median([b[2] for b in bad]))
+        for k, s, lam, err in bad:
+            if lam <= good_med and err > cfg.mislead_err:
+                mis.append(
+                    {
+                        "beta": k[0],
+                        "N_f": k[1],
+                        "seed": s,
+                        "kind": "deceptive flatness",
+                        "lambda_max": lam,
+                        "E": err,
+                        "regime": REGIME_NAMES[maj[k]],
+                    }
+                )
+        for k, s, lam, err in good:
+            if lam >= bad_med:
+                mis.append(
+                    {
+                        "beta": k[0],
+                        "N_f": k[1],
+                        "seed": s,
+                        "kind": "deceptive sharpness",
+                        "lambda_max": lam,
+                        "E": err,
+                        "regime": REGIME_NAMES[maj[k]],
+                    }
+                )
+        report.metrics["lambda_max_median_good"] = good_med
+        report.metrics["lambda_max_median_failing"] = bad_med
+        report.metrics["deceptive_flatness"] = sum(m["kind"] == "deceptive flatness" for m in mis)
+        report.metrics["deceptive_sharpness"] = sum(m["kind"] == "deceptive sharpness" for m in mis)
     report.add_table(
         "sharpness_misleads",
         mis,
-        f"Seeds/cells where sharpness misleads: lambda_max at or below the Well-Trained median ({len(well_lams)} "
-        f"values) yet test error > {cfg.mislead_err:g} (deceptive flatness), and the sharpest Well-Trained solution "
-        "(deceptive sharpness: good model, large Hessian)",
+        f"(cell, seed) pairs where sharpness misleads: a failing L-BFGS model (E > {cfg.mislead_err:g}) at least as "
+        f"flat as the median good one (E <= {cfg.tau_err:g}): deceptive flatness; a good model at least as sharp as "
+        "the median failing one (E > tau_err): deceptive sharpness",
     )
     from scipy.stats import spearmanr
 
