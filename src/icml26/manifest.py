@@ -129,6 +129,14 @@ PAPERS: tuple[dict, ...] = (
         "extra": "rl",
     },
     {
+        "slug": "sciml_regimes",
+        "title": "Unveiling Multi-regime Patterns in SciML: Distinct Failure Modes and Regime-specific Optimization",
+        "paper": "Wang, Hu, Zhong, Wang, Lu, Pang, Mahoney, Yan, Ren, Yang, ICML 2026, arXiv 2605.29153",
+        "component": "PINN + exact-solution PDE problems (convection, reaction, diffusion, wave, reaction-diffusion), "
+        "fit (L-BFGS / Adam / Adam+L-BFGS / curriculum), closure-based hessian_top_eigenvalue / hessian_trace, "
+        "linear_cka, mode_connectivity, RegimeSweep, classify_regimes, plot_regime_map",
+    },
+    {
         "slug": "ski_rental",
         "title": "Robust and Consistent Ski Rental with Distributional Advice",
         "paper": "Jihwan Kim, Chenglin Fan, ICML 2026, arXiv 2603.29233",
@@ -162,6 +170,5 @@ PAPERS: tuple[dict, ...] = (
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
     "ovisocr",
-    "sciml_regimes",
     "trace_du",
 )
