@@ -81,12 +81,15 @@ def test_gaussian_calibration_closed_form_and_analytic():
         assert abs(gaussian_delta(eps, sa, 1.0) - delta) < 1e-6
         if eps <= 1:
             assert sa <= gaussian_sigma(eps, delta, 1.0)  # analytic is never looser
-    assert math.isclose(analytic_gaussian_sigma(1.0, 1e-4, 3.0), 3 * analytic_gaussian_sigma(1.0, 1e-4, 1.0),
-                        rel_tol=1e-9)
+    assert math.isclose(
+        analytic_gaussian_sigma(1.0, 1e-4, 3.0), 3 * analytic_gaussian_sigma(1.0, 1e-4, 1.0), rel_tol=1e-9
+    )
 
 
-@pytest.mark.parametrize("eps,delta,match", [(0.0, 1e-4, "epsilon"), (1.5, 1e-4, "epsilon"), (-1, 1e-4, "epsilon"),
-                                             (1.0, 0.0, "delta"), (1.0, 1.0, "delta")])
+@pytest.mark.parametrize(
+    "eps,delta,match",
+    [(0.0, 1e-4, "epsilon"), (1.5, 1e-4, "epsilon"), (-1, 1e-4, "epsilon"), (1.0, 0.0, "delta"), (1.0, 1.0, "delta")],
+)
 def test_privacy_parameters_out_of_range(eps, delta, match):
     with pytest.raises(ValueError, match=match):
         gaussian_sigma(eps, delta, 1.0)

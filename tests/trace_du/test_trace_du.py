@@ -28,8 +28,9 @@ def _setup(seed=0, n=6, rounds=12, l2=1e-2, forget=(2,), topo="ring", lr=1.5, K=
     model = SoftmaxRegression(data.n_features, 10, l2=l2)
     A = ring(n, chords=1) if topo == "ring" else erdos_renyi(n, 0.5, seed=seed)
     W = metropolis_weights(A)
-    traj = DecentralizedSGD(model, data.node_data, W, local_steps=K, lr=lr, batch_size=8, rounds=rounds,
-                            seed=seed).run()
+    traj = DecentralizedSGD(
+        model, data.node_data, W, local_steps=K, lr=lr, batch_size=8, rounds=rounds, seed=seed
+    ).run()
     return data, model, W, traj
 
 
@@ -45,11 +46,12 @@ def test_gossip_identity_two_term_decomposition():
     W = metropolis_weights(erdos_renyi(n, 0.5, seed=1))
     keep = [i for i in range(n) if i not in U]
     Wk = remove_nodes(W, U)
-    Y, Yp = torch.randn(n, p, generator=g, dtype=torch.float64), torch.randn(len(keep), p, generator=g,
-                                                                             dtype=torch.float64)
+    Y, Yp = (
+        torch.randn(n, p, generator=g, dtype=torch.float64),
+        torch.randn(len(keep), p, generator=g, dtype=torch.float64),
+    )
     lhs = torch.as_tensor(W, dtype=torch.float64)[keep] @ Y - torch.as_tensor(Wk) @ Yp
-    rhs = torch.as_tensor(Wk) @ (Y[keep] - Yp) + sum(
-        torch.as_tensor(W[keep, c])[:, None] * (Y[c] - Y[keep]) for c in U)
+    rhs = torch.as_tensor(Wk) @ (Y[keep] - Yp) + sum(torch.as_tensor(W[keep, c])[:, None] * (Y[c] - Y[keep]) for c in U)
     assert torch.allclose(lhs, rhs, atol=1e-12)
 
 
@@ -83,8 +85,10 @@ def test_graph_bound_never_above_agnostic_and_sigma_monotone(setup):
     _, _, _, traj = setup
     t = TraceDU(traj, "strongly_convex")
     assert (t.sensitivity([2]).delta <= t.sensitivity([2], bound="agnostic").delta + 1e-12).all()
-    ts = [TraceDU(traj, "strongly_convex").unlearn([2], 1.0, 1e-4, sigma=s).certificate.t_star
-          for s in (0.5, 2.0, 8.0, 32.0, 1e4)]
+    ts = [
+        TraceDU(traj, "strongly_convex").unlearn([2], 1.0, 1e-4, sigma=s).certificate.t_star
+        for s in (0.5, 2.0, 8.0, 32.0, 1e4)
+    ]
     assert ts == sorted(ts) and ts[0] >= 0 and ts[-1] == traj.rounds
 
 
@@ -142,8 +146,9 @@ def test_sequential_requests_bound_along_branch(setup):
 def test_nonconvex_certificate_is_heuristic():
     data = make_backdoor_digits(seed=0, n_nodes=4, forget=(1,), max_per_node=20, min_per_node=5)
     mlp = MLP(data.n_features, 10, hidden=8)
-    tr = DecentralizedSGD(mlp, data.node_data, metropolis_weights(ring(4)), local_steps=2, lr=0.5, batch_size=4,
-                          rounds=4).run()
+    tr = DecentralizedSGD(
+        mlp, data.node_data, metropolis_weights(ring(4)), local_steps=2, lr=0.5, batch_size=4, rounds=4
+    ).run()
     with pytest.raises(ValueError, match="smoothness"):
         TraceDU(tr, "nonconvex")
     c = TraceDU(tr, "nonconvex", smoothness=1.0).unlearn([1], 1.0, 1e-4, sigma=1.0).certificate
@@ -185,8 +190,18 @@ def test_determinism_and_resume_from_checkpoint(setup):
     data, model, W, traj = setup
     again = DecentralizedSGD(model, data.node_data, W, local_steps=3, lr=1.5, batch_size=8, rounds=12, seed=0).run()
     assert all(torch.equal(traj.checkpoints[t], again.checkpoints[t]) for t in traj.checkpoints)
-    resumed = DecentralizedSGD(model, data.node_data, W, local_steps=3, lr=1.5, batch_size=8, rounds=7, seed=0,
-                               init=traj.checkpoints[5], start_round=5).run()
+    resumed = DecentralizedSGD(
+        model,
+        data.node_data,
+        W,
+        local_steps=3,
+        lr=1.5,
+        batch_size=8,
+        rounds=7,
+        seed=0,
+        init=traj.checkpoints[5],
+        start_round=5,
+    ).run()
     assert torch.equal(resumed.final, traj.final)
 
 

@@ -35,9 +35,20 @@ def _kept(traj: Trajectory, forget: Iterable[int]) -> tuple[tuple[int, ...], tup
 def _run(traj: Trajectory, kept, W, rounds: int, init, start: int) -> Trajectory:
     c = traj.config
     data = dict(zip(traj.nodes, traj.node_data))
-    return DecentralizedSGD(traj.model, [data[i] for i in kept], W, local_steps=c["local_steps"], lr=c["lr"],
-                            batch_size=c["batch_size"], rounds=rounds, seed=c["seed"], ckpt_every=c["ckpt_every"],
-                            node_ids=kept, init=init, start_round=start).run()
+    return DecentralizedSGD(
+        traj.model,
+        [data[i] for i in kept],
+        W,
+        local_steps=c["local_steps"],
+        lr=c["lr"],
+        batch_size=c["batch_size"],
+        rounds=rounds,
+        seed=c["seed"],
+        ckpt_every=c["ckpt_every"],
+        node_ids=kept,
+        init=init,
+        start_round=start,
+    ).run()
 
 
 def retrain(traj: Trajectory, forget: Iterable[int], rounds: int | None = None) -> Trajectory:
@@ -54,8 +65,14 @@ def fine_tune(traj: Trajectory, forget: Iterable[int], rounds: int) -> Trajector
     return _run(traj, kept, remove_nodes(traj.W, U), rounds, X, traj.end)
 
 
-def last_plus_noise(tdu: TraceDU, forget: Iterable[int], epsilon: float, delta: float, mechanism: str = "classic",
-                    seed: int | None = None) -> tuple[torch.Tensor, float, float]:
+def last_plus_noise(
+    tdu: TraceDU,
+    forget: Iterable[int],
+    epsilon: float,
+    delta: float,
+    mechanism: str = "classic",
+    seed: int | None = None,
+) -> tuple[torch.Tensor, float, float]:
     """``X^T + N(0, sigma^2 I)`` on the kept nodes with ``sigma`` calibrated to ``Delta_U(T)`` (the TRACE-DU graph
     bound of ``tdu``, so the certificate is the same as TRACE-DU's); returns ``(models, sigma, Delta_U(T))``."""
     epsilon, delta = check_privacy(epsilon, delta, mechanism)

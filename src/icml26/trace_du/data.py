@@ -3,8 +3,9 @@
 Pixels are divided by 16; a stratified train/test split (``test_size``) is drawn from the seed; the training set is
 spread over ``n_nodes`` clients with Dirichlet(``alpha``) label skew (every client gets at least ``min_per_node``
 samples).  On each ``forget`` client a fraction ``trigger_frac`` of the samples carries the trigger (pixels
-``trigger_pixels`` set to ``trigger_value``) and is relabelled ``target``; with ``forget_noise > 0`` the forget clients' images also carry their own Gaussian pixel noise (noisier
-scans, a client-specific signal a model can memorise).  Optionally a fixed random feature map
+``trigger_pixels`` set to ``trigger_value``) and is relabelled ``target``; with ``forget_noise > 0`` the forget
+clients' images also carry their own Gaussian pixel noise (noisier scans, a client-specific signal a model can
+memorise).  Optionally a fixed random feature map
 ``phi(x) = relu(x R + r)`` (``random_features`` units, drawn from the seed) makes the convex model expressive
 enough to memorise (so membership inference has something to find).  With ``center`` the mean of the clean
 training rows is subtracted (a fixed preprocessing shared by every run).  Finally all rows are divided by the largest
@@ -27,8 +28,8 @@ TRIGGER = (0, 1, 8, 9)
 class BackdoorData:
     """``node_data``: ``(X_i, y_i)`` per client (training labels, triggers included); ``clean_members[c]``: the
     indices of ``c``'s un-triggered training rows; ``X_test, y_test``; ``X_trig, y_trig``: triggered non-target test
-    images with their true labels (for the attack success rate); ``X_holdout, y_holdout``: the test images prepared like
-the forget clients' data (their pixel noise, fresh draws), the non-members of the membership attack."""
+    images with their true labels (for the attack success rate); ``X_holdout, y_holdout``: the test images prepared
+    like the forget clients' data (their pixel noise, fresh draws), the non-members of the membership attack."""
 
     node_data: list
     X_test: torch.Tensor
@@ -51,10 +52,22 @@ def add_trigger(X: np.ndarray, pixels=TRIGGER, value: float = 1.0) -> np.ndarray
     return X
 
 
-def make_backdoor_digits(seed: int = 0, n_nodes: int = 8, alpha: float = 0.5, forget=(3,), trigger_frac: float = 0.4,
-                         target: int = 0, trigger_pixels=TRIGGER, trigger_value: float = 1.0, test_size: float = 0.25,
-                         random_features: int = 0, min_per_node: int = 20, max_per_node: int | None = None,
-                         center: bool = True, forget_noise: float = 0.0) -> BackdoorData:
+def make_backdoor_digits(
+    seed: int = 0,
+    n_nodes: int = 8,
+    alpha: float = 0.5,
+    forget=(3,),
+    trigger_frac: float = 0.4,
+    target: int = 0,
+    trigger_pixels=TRIGGER,
+    trigger_value: float = 1.0,
+    test_size: float = 0.25,
+    random_features: int = 0,
+    min_per_node: int = 20,
+    max_per_node: int | None = None,
+    center: bool = True,
+    forget_noise: float = 0.0,
+) -> BackdoorData:
     """Build the task (module docstring); everything random comes from ``seed``."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -71,8 +84,7 @@ def make_backdoor_digits(seed: int = 0, n_nodes: int = 8, alpha: float = 0.5, fo
     rng = np.random.default_rng([int(seed), 77])
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, stratify=y,
-                                          random_state=int(rng.integers(2**31)))
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=test_size, stratify=y, random_state=int(rng.integers(2**31)))
     C = 10
     for _ in range(1000):  # Dirichlet label skew, redrawn until every client has min_per_node samples
         owner = np.empty(len(ytr), dtype=int)
@@ -110,8 +122,11 @@ def make_backdoor_digits(seed: int = 0, n_nodes: int = 8, alpha: float = 0.5, fo
 
         Xs, Xte, Xtrig, Xhold = [phi(a) for a in Xs], phi(Xte), phi(Xtrig), phi(Xhold)
     if center:  # a fixed public preprocessing: subtract the mean of the clean training pixels
-        mu = (Xtr.mean(0) if not random_features else np.concatenate([a for i, a in enumerate(Xs)
-                                                                       if i not in forget]).mean(0))
+        mu = (
+            Xtr.mean(0)
+            if not random_features
+            else np.concatenate([a for i, a in enumerate(Xs) if i not in forget]).mean(0)
+        )
         Xs, Xte, Xtrig, Xhold = [a - mu for a in Xs], Xte - mu, Xtrig - mu, Xhold - mu
     scale = max(float(np.sqrt((a * a).sum(1)).max()) for a in Xs)
 
@@ -120,5 +135,17 @@ def make_backdoor_digits(seed: int = 0, n_nodes: int = 8, alpha: float = 0.5, fo
 
     node_data = [(t(a), torch.as_tensor(b, dtype=torch.long)) for a, b in zip(Xs, ys)]
     yt = torch.as_tensor(yte, dtype=torch.long)
-    return BackdoorData(node_data, t(Xte), yt, t(Xtrig), torch.as_tensor(ytrig, dtype=torch.long), clean, forget,
-                        target, node_data[0][0].shape[1], C, t(Xhold), yt.clone())
+    return BackdoorData(
+        node_data,
+        t(Xte),
+        yt,
+        t(Xtrig),
+        torch.as_tensor(ytrig, dtype=torch.long),
+        clean,
+        forget,
+        target,
+        node_data[0][0].shape[1],
+        C,
+        t(Xhold),
+        yt.clone(),
+    )

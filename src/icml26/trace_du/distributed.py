@@ -39,9 +39,21 @@ def node_blocks(n: int, world_size: int) -> list[np.ndarray]:
     return np.array_split(np.arange(n), world_size)
 
 
-def run_gossip(rank: int, world_size: int, model, node_data: Sequence[tuple[torch.Tensor, torch.Tensor]],
-               W: np.ndarray, *, local_steps: int = 5, lr: float = 0.5, batch_size: int = 16, rounds: int = 60,
-               seed: int = 0, ckpt_every: int = 1, init: torch.Tensor | None = None) -> Trajectory | None:
+def run_gossip(
+    rank: int,
+    world_size: int,
+    model,
+    node_data: Sequence[tuple[torch.Tensor, torch.Tensor]],
+    W: np.ndarray,
+    *,
+    local_steps: int = 5,
+    lr: float = 0.5,
+    batch_size: int = 16,
+    rounds: int = 60,
+    seed: int = 0,
+    ckpt_every: int = 1,
+    init: torch.Tensor | None = None,
+) -> Trajectory | None:
     """Gossip training of ``model`` on this rank's block of nodes inside an initialised process group.
 
     Arguments as :class:`DecentralizedSGD` (every rank passes the same ones; a rank touches only its own nodes'
@@ -49,18 +61,40 @@ def run_gossip(rank: int, world_size: int, model, node_data: Sequence[tuple[torc
     if not dist.is_initialized():
         raise RuntimeError("run_gossip needs an initialised process group (torch.distributed.init_process_group)")
     if dist.get_world_size() != world_size or dist.get_rank() != rank:
-        raise ValueError(f"rank/world_size ({rank}, {world_size}) disagree with the process group "
-                         f"({dist.get_rank()}, {dist.get_world_size()})")
+        raise ValueError(
+            f"rank/world_size ({rank}, {world_size}) disagree with the process group "
+            f"({dist.get_rank()}, {dist.get_world_size()})"
+        )
     W = check_gossip_matrix(W)
     n = W.shape[0]
     blocks = node_blocks(n, world_size)
     mine = blocks[rank]
     # the in-process engine for this rank's nodes: it validates the arguments and owns the batch schedule
-    eng = DecentralizedSGD(model, node_data, W, local_steps=local_steps, lr=lr, batch_size=batch_size,
-                           rounds=rounds, seed=seed, ckpt_every=ckpt_every, init=init)
-    local = DecentralizedSGD(model, [node_data[i] for i in mine], np.eye(len(mine)), local_steps=local_steps,
-                             lr=lr, batch_size=batch_size, rounds=rounds, seed=seed, ckpt_every=ckpt_every,
-                             node_ids=[int(i) for i in mine], init=eng.init[mine])
+    eng = DecentralizedSGD(
+        model,
+        node_data,
+        W,
+        local_steps=local_steps,
+        lr=lr,
+        batch_size=batch_size,
+        rounds=rounds,
+        seed=seed,
+        ckpt_every=ckpt_every,
+        init=init,
+    )
+    local = DecentralizedSGD(
+        model,
+        [node_data[i] for i in mine],
+        np.eye(len(mine)),
+        local_steps=local_steps,
+        lr=lr,
+        batch_size=batch_size,
+        rounds=rounds,
+        seed=seed,
+        ckpt_every=ckpt_every,
+        node_ids=[int(i) for i in mine],
+        init=eng.init[mine],
+    )
     Wt = torch.as_tensor(W, dtype=torch.float64)
     mask = (W > 0) & ~np.eye(n, dtype=bool)
     sizes = [len(b) for b in blocks]
@@ -69,9 +103,11 @@ def run_gossip(rank: int, world_size: int, model, node_data: Sequence[tuple[torc
     ckpts, dists = {0: X.clone()}, np.zeros((rounds, len(mine), n))
     for t in range(rounds):
         Y = local.local_sgd(X, t)
-        parts = [torch.empty(s, p, dtype=torch.float64) for s in sizes]
-        dist.all_gather(parts, Y.contiguous())
-        Yall = torch.cat(parts)
+        pad = torch.zeros(max(sizes), p, dtype=torch.float64)  # gloo gathers equal shapes: pad the smaller blocks
+        pad[: len(mine)] = Y
+        parts = [torch.empty_like(pad) for _ in sizes]
+        dist.all_gather(parts, pad)
+        Yall = torch.cat([part[:s] for part, s in zip(parts, sizes)])
         dists[t] = np.where(mask[mine], (Y[:, None] - Yall[None]).norm(dim=-1).numpy(), 0.0)
         X = Wt[mine] @ Yall
         if (t + 1) % ckpt_every == 0 or t + 1 == rounds:
@@ -109,8 +145,9 @@ def _worker(rank, world_size, port, out_dir, args, kwargs, timeout_s):
         dist.destroy_process_group()
 
 
-def spawn_gossip(world_size: int, model, node_data, W, *, timeout_s: float = 120.0, start_method: str = "spawn",
-                 **kwargs) -> Trajectory:
+def spawn_gossip(
+    world_size: int, model, node_data, W, *, timeout_s: float = 120.0, start_method: str = "spawn", **kwargs
+) -> Trajectory:
     """Run :func:`run_gossip` on ``world_size`` local gloo processes and return rank 0's :class:`Trajectory`."""
     import torch.multiprocessing as mp
 
@@ -119,8 +156,13 @@ def spawn_gossip(world_size: int, model, node_data, W, *, timeout_s: float = 120
         raise ValueError(f"start_method must be 'spawn', 'forkserver' or 'fork', got {start_method!r}")
     with tempfile.TemporaryDirectory(prefix="trace-du-") as out_dir:
         try:
-            mp.start_processes(_worker, args=(world_size, _free_port(), out_dir, (model, list(node_data), W), kwargs,
-                                              timeout_s), nprocs=world_size, join=True, start_method=start_method)
+            mp.start_processes(
+                _worker,
+                args=(world_size, _free_port(), out_dir, (model, list(node_data), W), kwargs, timeout_s),
+                nprocs=world_size,
+                join=True,
+                start_method=start_method,
+            )
         except (mp.ProcessRaisedException, mp.ProcessExitedException) as e:
             errs = [open(os.path.join(out_dir, f)).read() for f in sorted(os.listdir(out_dir)) if f.endswith(".err")]
             raise RuntimeError("a gossip rank failed:\n" + ("\n".join(errs) or str(e))) from None

@@ -27,8 +27,10 @@ def check_privacy(epsilon: float, delta: float, mechanism: str = "classic") -> t
     if isinstance(delta, bool) or not isinstance(delta, (int, float)):
         raise TypeError(f"delta must be a number, got {delta!r}")
     if mechanism == "classic" and not 0.0 < epsilon <= 1.0:
-        raise ValueError(f"epsilon must lie in (0, 1] for the classic Gaussian mechanism, got {epsilon!r} "
-                         "(use mechanism='analytic' for epsilon > 1)")
+        raise ValueError(
+            f"epsilon must lie in (0, 1] for the classic Gaussian mechanism, got {epsilon!r} "
+            "(use mechanism='analytic' for epsilon > 1)"
+        )
     if mechanism == "analytic" and not epsilon > 0.0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
     if not 0.0 < delta < 1.0:
@@ -81,6 +83,7 @@ def sensitivity_threshold(epsilon: float, delta: float, sigma: float, mechanism:
     check_privacy(epsilon, delta, mechanism)
     if not (isinstance(sigma, (int, float)) and sigma >= 0 and math.isfinite(sigma)):
         raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
-    per_unit = gaussian_sigma(epsilon, delta, 1.0) if mechanism == "classic" else analytic_gaussian_sigma(
-        epsilon, delta, 1.0)
+    per_unit = (
+        gaussian_sigma(epsilon, delta, 1.0) if mechanism == "classic" else analytic_gaussian_sigma(epsilon, delta, 1.0)
+    )
     return float(sigma) / per_unit

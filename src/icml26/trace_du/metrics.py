@@ -37,8 +37,13 @@ def auc(members: np.ndarray, non_members: np.ndarray) -> float:
     return float((r[: m.size].sum() - m.size * (m.size + 1) / 2) / (m.size * o.size))
 
 
-def mia_auc(model, models: torch.Tensor, members: tuple[torch.Tensor, torch.Tensor],
-            non_members: tuple[torch.Tensor, torch.Tensor], stratify: bool = True) -> np.ndarray:
+def mia_auc(
+    model,
+    models: torch.Tensor,
+    members: tuple[torch.Tensor, torch.Tensor],
+    non_members: tuple[torch.Tensor, torch.Tensor],
+    stratify: bool = True,
+) -> np.ndarray:
     """Per-node AUC of the loss-threshold membership attack (score ``-loss``; Yeom et al. 2018): 0.5 when members'
     and non-members' losses are alike, 1 when every member has lower loss than every non-member.
 

@@ -2,8 +2,8 @@
 
 Round ``t`` (for every node ``i`` at once, parameters stacked as ``X`` ``(n, p)``)::
 
-    y_i^t     = SGD_K(x_i^t; D_i, rng(seed, i, t))     K steps  w <- w - eta * grad(mean_b l(w; batch) + lambda/2 ||w||^2)
-    x_i^{t+1} = sum_j W_ij y_j^t                         gossip averaging
+    y_i^t     = SGD_K(x_i^t; D_i, rng(seed, i, t))   K steps w <- w - eta grad(mean_b l(w; batch) + lambda/2 ||w||^2)
+    x_i^{t+1} = sum_j W_ij y_j^t                       gossip averaging
 
 and the record keeps the checkpoints ``X^t`` every ``ckpt_every`` rounds (and at the last round) plus, every
 round, the edge distances ``d_ij^t = ||y_i^t - y_j^t||_2`` for ``W_ij > 0`` (the "historical trajectory"
@@ -64,16 +64,33 @@ class DecentralizedSGD:
     ``model.init(seed)``) or per-node ``(n, p)``; ``start_round``: absolute round index of the first round (resuming
     from a checkpoint at round ``start_round``)."""
 
-    def __init__(self, model, node_data: Sequence[tuple[torch.Tensor, torch.Tensor]], W: np.ndarray, *,
-                 local_steps: int = 5, lr: float = 0.5, batch_size: int = 16, rounds: int = 60, seed: int = 0,
-                 ckpt_every: int = 1, node_ids: Sequence[int] | None = None, init: torch.Tensor | None = None,
-                 start_round: int = 0) -> None:
+    def __init__(
+        self,
+        model,
+        node_data: Sequence[tuple[torch.Tensor, torch.Tensor]],
+        W: np.ndarray,
+        *,
+        local_steps: int = 5,
+        lr: float = 0.5,
+        batch_size: int = 16,
+        rounds: int = 60,
+        seed: int = 0,
+        ckpt_every: int = 1,
+        node_ids: Sequence[int] | None = None,
+        init: torch.Tensor | None = None,
+        start_round: int = 0,
+    ) -> None:
         W = check_gossip_matrix(W)
         n = W.shape[0]
         if len(node_data) != n:
             raise ValueError(f"node_data must hold one (X, y) per node of W: {len(node_data)} for {n} nodes")
-        for name, v, low in (("local_steps", local_steps, 1), ("batch_size", batch_size, 1), ("rounds", rounds, 0),
-                             ("ckpt_every", ckpt_every, 1), ("start_round", start_round, 0)):
+        for name, v, low in (
+            ("local_steps", local_steps, 1),
+            ("batch_size", batch_size, 1),
+            ("rounds", rounds, 0),
+            ("ckpt_every", ckpt_every, 1),
+            ("start_round", start_round, 0),
+        ):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
         if not lr > 0:
@@ -123,6 +140,11 @@ class DecentralizedSGD:
             X = Wt @ Y
             if (t + 1 - t0) % self.ckpt_every == 0 or t + 1 == T:
                 ckpts[t + 1] = X.clone()
-        cfg = dict(local_steps=self.local_steps, lr=self.lr, batch_size=self.batch_size, seed=self.seed,
-                   ckpt_every=self.ckpt_every)
+        cfg = dict(
+            local_steps=self.local_steps,
+            lr=self.lr,
+            batch_size=self.batch_size,
+            seed=self.seed,
+            ckpt_every=self.ckpt_every,
+        )
         return Trajectory(self.node_ids, self.W.copy(), t0, self.rounds, ckpts, dists, cfg, self.model, self.node_data)

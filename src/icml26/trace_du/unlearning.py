@@ -100,11 +100,16 @@ class Certificate:
 
     @property
     def statement(self) -> str:
-        kind = "HEURISTIC (assumptions not verified: " + "; ".join(self.violations) + ")" if self.heuristic else (
-            "certified")
-        return (f"({self.epsilon:g}, {self.delta:g})-unlearning of clients {list(self.forget)} ({kind}): rewind to "
-                f"round {self.t_star} (bound {self.sensitivity:.4g}), noise sigma={self.sigma:.4g}, "
-                f"{self.rounds_retrained} rounds retrained, regime={self.regime}, rho={self.rho:.6g}")
+        kind = (
+            "HEURISTIC (assumptions not verified: " + "; ".join(self.violations) + ")"
+            if self.heuristic
+            else ("certified")
+        )
+        return (
+            f"({self.epsilon:g}, {self.delta:g})-unlearning of clients {list(self.forget)} ({kind}): rewind to "
+            f"round {self.t_star} (bound {self.sensitivity:.4g}), noise sigma={self.sigma:.4g}, "
+            f"{self.rounds_retrained} rounds retrained, regime={self.regime}, rho={self.rho:.6g}"
+        )
 
 
 @dataclass
@@ -132,8 +137,15 @@ class TraceDU:
     non-convex model; ``strong_convexity`` (``gamma``) defaults to the model's L2 weight.  ``bound``: ``"graph"``
     (TRACE-DU) or ``"agnostic"`` (scalar SIFU-like); ``mechanism``: ``"classic"`` or ``"analytic"``."""
 
-    def __init__(self, trajectory: Trajectory, regime: str = "strongly_convex", smoothness: float | None = None,
-                 strong_convexity: float | None = None, bound: str = "graph", mechanism: str = "classic") -> None:
+    def __init__(
+        self,
+        trajectory: Trajectory,
+        regime: str = "strongly_convex",
+        smoothness: float | None = None,
+        strong_convexity: float | None = None,
+        bound: str = "graph",
+        mechanism: str = "classic",
+    ) -> None:
         if not isinstance(trajectory, Trajectory):
             raise TypeError("trajectory must be a Trajectory (DecentralizedSGD(...).run())")
         if trajectory.start != 0 or not trajectory.node_data:
@@ -181,8 +193,10 @@ class TraceDU:
         if again := [c for c in F if c in self.removed]:
             raise ValueError(f"clients {again} were already removed")
         if len(set(F) | set(self.removed)) >= len(self.all_nodes):
-            raise ValueError(f"cannot forget every node: forget={list(F)} with removed={list(self.removed)} leaves no "
-                             f"client of {len(self.all_nodes)}")
+            raise ValueError(
+                f"cannot forget every node: forget={list(F)} with removed={list(self.removed)} leaves no "
+                f"client of {len(self.all_nodes)}"
+            )
         return F
 
     def sensitivity(self, forget: Iterable[int] | int, bound: str | None = None) -> Sensitivity:
@@ -216,9 +230,18 @@ class TraceDU:
                 return seg.checkpoints[t], seg.nodes
         return None
 
-    def unlearn(self, forget: Iterable[int] | int, epsilon: float, delta: float, sigma: float | None = None, *,
-                max_rounds: int | None = None, mechanism: str | None = None, bound: str | None = None,
-                seed: int | None = None) -> UnlearnResult:
+    def unlearn(
+        self,
+        forget: Iterable[int] | int,
+        epsilon: float,
+        delta: float,
+        sigma: float | None = None,
+        *,
+        max_rounds: int | None = None,
+        mechanism: str | None = None,
+        bound: str | None = None,
+        seed: int | None = None,
+    ) -> UnlearnResult:
         """Remove ``forget`` (on top of earlier requests): rewind, add calibrated Gaussian noise, resume training.
 
         Give ``sigma`` (budgeted noise: the latest checkpoint whose bound ``<= psi*`` is chosen) or ``max_rounds``
@@ -238,8 +261,11 @@ class TraceDU:
             k = max(k for k in ck if sens.delta[k] <= psi)  # position 0 always qualifies (Delta = 0)
             sigma = float(sigma)
         else:
-            if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or not (
-                    0 <= max_rounds <= self.T):
+            if (
+                isinstance(max_rounds, bool)
+                or not isinstance(max_rounds, (int, np.integer))
+                or not (0 <= max_rounds <= self.T)
+            ):
                 raise ValueError(f"max_rounds must be an integer in [0, {self.T}], got {max_rounds!r}")
             k = min(k for k in ck if sens.rounds[k] >= self.T - max_rounds)
             cal = gaussian_sigma if mechanism == "classic" else analytic_gaussian_sigma
@@ -254,19 +280,44 @@ class TraceDU:
         noise = torch.stack([_noise(s, req, i, X.shape[1]) for i in kept]) * sigma
         start = X[[loc[i] for i in kept]] + noise
         cfg = self.config
-        seg = DecentralizedSGD(self.model, [self.data[i] for i in kept], remove_nodes(self.W0, U),
-                               local_steps=cfg["local_steps"], lr=cfg["lr"], batch_size=cfg["batch_size"],
-                               rounds=self.T - t_star, seed=cfg["seed"], ckpt_every=cfg["ckpt_every"],
-                               node_ids=kept, init=start, start_round=t_star).run()
+        seg = DecentralizedSGD(
+            self.model,
+            [self.data[i] for i in kept],
+            remove_nodes(self.W0, U),
+            local_steps=cfg["local_steps"],
+            lr=cfg["lr"],
+            batch_size=cfg["batch_size"],
+            rounds=self.T - t_star,
+            seed=cfg["seed"],
+            ckpt_every=cfg["ckpt_every"],
+            node_ids=kept,
+            init=start,
+            start_round=t_star,
+        ).run()
         kept_segments = [(sg, min(end, t_star)) for sg, end in self.branch if sg.start < t_star]
         self.branch = kept_segments or [(self.branch[0][0], 0)]
         self.noises = self.noises[: len(self.branch) - 1]
         self.branch.append((seg, seg.end))
         self.noises.append((req, sigma, s))
         self.removed = U
-        cert = Certificate(epsilon, delta, sigma, t_star, D, self.T - t_star, F, U, self.regime, self.smoothness,
-                           self.strong_convexity, self.rho, mechanism, bound or self.bound, self.heuristic,
-                           tuple(self.violations))
+        cert = Certificate(
+            epsilon,
+            delta,
+            sigma,
+            t_star,
+            D,
+            self.T - t_star,
+            F,
+            U,
+            self.regime,
+            self.smoothness,
+            self.strong_convexity,
+            self.rho,
+            mechanism,
+            bound or self.bound,
+            self.heuristic,
+            tuple(self.violations),
+        )
         self.certificates.append(cert)
         return UnlearnResult(seg.final, cert, seg, sens, kept, noise)
 
@@ -283,9 +334,20 @@ class TraceDU:
             if s > 0:
                 req, sigma, nseed = self.noises[s - 1]
                 X = X + torch.stack([_noise(nseed, req, i, X.shape[1]) for i in kept]) * sigma
-            run = DecentralizedSGD(self.model, [self.data[i] for i in kept], Wk, local_steps=cfg["local_steps"],
-                                   lr=cfg["lr"], batch_size=cfg["batch_size"], rounds=end - seg.start, seed=cfg["seed"],
-                                   ckpt_every=cfg["ckpt_every"], node_ids=kept, init=X, start_round=seg.start).run()
+            run = DecentralizedSGD(
+                self.model,
+                [self.data[i] for i in kept],
+                Wk,
+                local_steps=cfg["local_steps"],
+                lr=cfg["lr"],
+                batch_size=cfg["batch_size"],
+                rounds=end - seg.start,
+                seed=cfg["seed"],
+                ckpt_every=cfg["ckpt_every"],
+                node_ids=kept,
+                init=X,
+                start_round=seg.start,
+            ).run()
             for t in sorted(run.checkpoints):
                 if s == 0 or t > seg.start:
                     pos.append(t)
