@@ -536,6 +536,7 @@ def _figures(cfg: Config, records, report: Report) -> None:
     for s in cfg.sigmas:
         ax.axhline(sensitivity_threshold(cfg.epsilon, cfg.delta, s), color="0.6", lw=0.7, ls="-.")
     ax.set_yscale("symlog", linthresh=0.1)
+    ax.set_ylim(0, 10 * max(r0["bound"]["agnostic"]))
     ax.set_xlabel("round t")
     ax.set_ylabel("sensitivity Delta_U(t)")
     ax.set_title(f"Sensitivity vs round per bound (seed {r0['seed']}); grey: psi* for sigma in {list(cfg.sigmas)}")
