@@ -516,7 +516,8 @@ def _tables(cfg: Config, records, report: Report) -> None:
             }
             for r in records
         ],
-        "Non-convex MLP: rho = 1 + lr*beta makes the bound explode, so t* = 0 and the certificate says heuristic.",
+        "Non-convex MLP: rho = 1 + lr*beta makes the bound explode after round 1 (t* <= 1); the certificate "
+        "says heuristic.",
     )
     report.metrics.update({"config": asdict(cfg)})
 
