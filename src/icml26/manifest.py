@@ -159,6 +159,15 @@ PAPERS: tuple[dict, ...] = (
         "exact toy",
     },
     {
+        "slug": "trace_du",
+        "title": "TRACE-DU: TRAjectory-aware CErtified Decentralized Unlearning",
+        "paper": "ICML 2026, OpenReview 45Lk9G28L5 (abstract only; the sensitivity recursion is inferred)",
+        "component": "DecentralizedSGD (gossip local SGD with trajectory record) + TraceDU (graph-aware sensitivity, "
+        "rewind + calibrated Gaussian noise, Certificate, sequential requests); ring / erdos_renyi / "
+        "metropolis_weights / remove_nodes; icml26.trace_du.distributed.run_gossip (torch.distributed gloo); "
+        "retrain / last-model noise / graph-agnostic bound / fine-tune baselines; mia_auc, backdoor_asr",
+    },
+    {
         "slug": "upipe",
         "title": "Untied Ulysses: Memory-Efficient Context Parallelism via Headwise Chunking",
         "paper": "R. Ghadia, M. Abraham, S. Vorobyov, M. Ryabinin, ICML 2026, arXiv 2602.21196",
@@ -170,5 +179,4 @@ PAPERS: tuple[dict, ...] = (
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
 PLANNED: tuple[str, ...] = (
     "ovisocr",
-    "trace_du",
 )
