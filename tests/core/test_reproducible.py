@@ -43,10 +43,11 @@ MACHINE_FIELDS = {
     "latent_geodesics": r"seconds$",
     "focus": r"\.tok_per(_cpu)?_s\.|train_cpu_s$",
     "acute_euro": r"(^outputs_s|\.lm_train_s)$",
-    "t3_unlearning": r"(fit|feature)_seconds$",
+    "t3_unlearning": r"_seconds(\.|$)",
     # faps compares arms at equal wall-clock: the dropping arms' step counts come from the measured cost ratio, so
     # everything those arms train is timing-dependent by design; the full-cost arms and the fixed-step runs reproduce
-    "faps": r"^speed\.|^cost\.|train_wall_s$|^arms\.(faps|random|heuristic)\.|^limited\.faps\.",
+    # (their FD curves are (step, elapsed seconds, FD) rows: the seconds column is a measurement)
+    "faps": r"^speed\.|^cost\.|train_wall_s$|\.curve\.\d+\.1$|^arms\.(faps|random|heuristic)\.|^limited\.faps\.",
 }
 
 

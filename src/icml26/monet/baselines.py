@@ -271,7 +271,9 @@ def mmpareto_combine(g_mm: torch.Tensor, g_u: torch.Tensor) -> tuple[torch.Tenso
     g = 2.0 * (gamma * g_mm + (1.0 - gamma) * g_u)
     target = (g_mm + g_u).norm()
     gn = g.norm()
-    return (g * (target / gn) if gn > 0 else g), cos
+    if gn <= 1e-9 * max(float(n_mm), float(n_u)):  # Pareto-stationary (opposite gradients): no common descent
+        return torch.zeros_like(g), cos  # direction exists; rescaling round-off would invent one
+    return g * (target / gn), cos
 
 
 class MMPareto(Strategy):
