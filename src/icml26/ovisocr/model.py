@@ -8,7 +8,7 @@ Token grammar (:class:`PageTokenizer`)::
              | <t> (<tr> (<td> ctok*)+)+ </t>      -> <table><tr><td>..</td></tr></table>
 
 The sequence order is the reading order, so the model decides order, table structure and content in one pass.
-Model (nanoGPT-sized): a 4-stage CNN encoder (stride 2 each but the last) -> a ``(H/8 * W/8, d)`` memory with a
+Model (nanoGPT-sized): a 4-stage CNN encoder on the image plus two coordinate channels (CoordConv) (stride 2 each but the last) -> a ``(H/8 * W/8, d)`` memory with a
 learned 2-D position embedding, and a causal transformer decoder over tokens (``n_layer`` layers, ``n_head`` heads)
 with cross-attention to the memory; ``logits = W_out h`` (tied with the token embedding).
 """
@@ -137,7 +137,7 @@ class TinyPageParser(nn.Module):
             raise ValueError(f"d_model ({d_model}) must be divisible by n_head ({n_head})")
         c1, c2, c3 = channels
         self.encoder = nn.Sequential(
-            nn.Conv2d(1, c1, 3, 2, 1), nn.GroupNorm(4, c1), nn.GELU(),
+            nn.Conv2d(3, c1, 3, 2, 1), nn.GroupNorm(4, c1), nn.GELU(),
             nn.Conv2d(c1, c2, 3, 2, 1), nn.GroupNorm(4, c2), nn.GELU(),
             nn.Conv2d(c2, c3, 3, 2, 1), nn.GroupNorm(4, c3), nn.GELU(),
             nn.Conv2d(c3, d_model, 3, 1, 1),
@@ -163,7 +163,10 @@ class TinyPageParser(nn.Module):
             raise ValueError(f"images must be a (B, 1, H, W) tensor, got {getattr(images, 'shape', type(images))}")
         if images.shape[0] == 0:
             raise ValueError("images must hold at least one page")
-        f = self.encoder(images)  # (B, d, g, g)
+        B, _, H, W = images.shape
+        yy = torch.linspace(-1, 1, H, dtype=images.dtype).view(1, 1, H, 1).expand(B, 1, H, W)
+        xx = torch.linspace(-1, 1, W, dtype=images.dtype).view(1, 1, 1, W).expand(B, 1, H, W)
+        f = self.encoder(torch.cat([images, yy, xx], 1))  # (B, d, g, g), CoordConv input
         f = f.permute(0, 2, 3, 1) + self.row_emb + self.col_emb
         return f.flatten(1, 2)
 

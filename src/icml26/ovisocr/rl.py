@@ -114,5 +114,5 @@ def grpo_step(policy, ref_policy, images: torch.Tensor, refs: Sequence[Sequence[
     optimizer.step()
     keys = sorted({k for grp in rewards for g in grp for k in g})
     out = {k: float(np.mean([g[k] for grp in rewards for g in grp if k in g])) for k in keys}
-    out.update(loss=float(loss), kl=float((kl * mask).sum() / mask.sum().clamp_min(1.0)))
+    out.update(loss=float(loss.detach()), kl=float((kl.detach() * mask).sum() / mask.sum().clamp_min(1.0)))
     return out
