@@ -90,8 +90,9 @@ def test_bootstrap_keeps_layout_with_oracle_text():
                 answers += [c for row in e["cells"] for c in row]
             else:
                 answers += [e["content"].replace("^{2}", "2").replace("_{1}", "1")]
-    labels, keep = bootstrap_labels([ds.pil(i) for i in range(4)], [ds[i]["elements"] for i in range(4)],
-                                    [OracleEngine(answers)])  # fmt: skip
+    labels, keep = bootstrap_labels(
+        [ds.pil(i) for i in range(4)], [ds[i]["elements"] for i in range(4)], [OracleEngine(answers)]
+    )
     assert keep.all()
     from icml26.ovisocr.data import elements_to_markdown
 

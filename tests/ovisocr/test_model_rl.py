@@ -73,8 +73,11 @@ def test_sequence_logprob_matches_forward_and_has_gradients():
 
 
 def test_category_reward_and_advantages():
-    els = [{"type": "text", "content": "cat dog"}, {"type": "text", "content": "sun"},
-           {"type": "table", "content": "<table><tr><td>12</td></tr></table>"}]  # fmt: skip
+    els = [
+        {"type": "text", "content": "cat dog"},
+        {"type": "text", "content": "sun"},
+        {"type": "table", "content": "<table><tr><td>12</td></tr></table>"},
+    ]
     r = CategoryReward()("sun\n\ncat dog\n\n<table><tr><td>12</td></tr></table>", els)
     assert r == {"text": 1.0, "order": 0.0, "table": 1.0}
     assert page_reward("a", [{"type": "text", "content": "a"}]) == {"page": 1.0}
@@ -95,8 +98,16 @@ def test_grpo_step_runs_and_changes_parameters():
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     x = torch.tensor(ds.images())[:, None]
     before = m.tok_emb.weight.detach().clone()
-    st = grpo_step(m, ref, x, [ds[i]["elements"] for i in range(2)], tok, opt, group_size=3,
-                   generator=torch.Generator().manual_seed(0))  # fmt: skip
+    st = grpo_step(
+        m,
+        ref,
+        x,
+        [ds[i]["elements"] for i in range(2)],
+        tok,
+        opt,
+        group_size=3,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert "text" in st and np.isfinite(st["loss"])
     assert not torch.equal(before, m.tok_emb.weight)
     with pytest.raises(ValueError, match="group_size"):

@@ -55,7 +55,7 @@ from .ocr import (
     ocr_to_latex,
     snap_words,
 )
-from .rl import CategoryReward, grpo_step, group_advantages, page_reward
+from .rl import CategoryReward, group_advantages, grpo_step, page_reward
 
 __all__ = [
     "FORMULA_TOKENS",

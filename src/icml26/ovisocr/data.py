@@ -29,9 +29,27 @@ __all__ = [
 ]
 
 WORDS = (
-    "cat", "dog", "sun", "map", "red", "box", "cup", "pen", "owl", "car",
-    "hat", "key", "egg", "ink", "jam", "leg", "net", "oak", "pig", "rug",
-)  # fmt: skip
+    "cat",
+    "dog",
+    "sun",
+    "map",
+    "red",
+    "box",
+    "cup",
+    "pen",
+    "owl",
+    "car",
+    "hat",
+    "key",
+    "egg",
+    "ink",
+    "jam",
+    "leg",
+    "net",
+    "oak",
+    "pig",
+    "rug",
+)
 _VARS = ("x", "y", "a", "b", "n")
 FORMULA_TOKENS = _VARS + ("+", "-", "=", "^{2}", "_{1}") + tuple("0123456789")
 

@@ -192,9 +192,19 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
             curve = []
             for _ in range(cfg.rl_steps):
                 idx = torch.randint(0, X.shape[0], (min(cfg.rl_batch, X.shape[0]),), generator=g)
-                st = grpo_step(m, ref, X[idx], [refs[i] for i in idx.tolist()], tok, o, reward=reward,
-                               group_size=cfg.group_size, temperature=cfg.temperature, beta=cfg.beta,
-                               generator=g)  # fmt: skip
+                st = grpo_step(
+                    m,
+                    ref,
+                    X[idx],
+                    [refs[i] for i in idx.tolist()],
+                    tok,
+                    o,
+                    reward=reward,
+                    group_size=cfg.group_size,
+                    temperature=cfg.temperature,
+                    beta=cfg.beta,
+                    generator=g,
+                )
                 curve.append(st)
             curves[arm] = curve
         m.eval()
@@ -221,8 +231,10 @@ def _vals(records, arm, key, layout=None):
 
 def judge(cfg: Config, records: list[dict], report: Report) -> None:
     pre = ["cascade_order_breaks_on_2col", "cascade_tables_below_0.9"]
-    d = [r["scores"]["cascade"]["2col"]["ReadingOrder"] - 2 * r["scores"]["cascade"]["1col"]["ReadingOrder"]
-         for r in records]  # fmt: skip
+    d = [
+        r["scores"]["cascade"]["2col"]["ReadingOrder"] - 2 * r["scores"]["cascade"]["1col"]["ReadingOrder"]
+        for r in records
+    ]
     report.add_claim(
         judge_threshold(
             pre[0],
@@ -314,8 +326,10 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             "bootstrap_keeps_layout",
             "Bootstrapped labels keep the known layout: TEDS-S of the kept labels against the truth is 1 and their "
             "reading-order NED is 0.",
-            ("1 - TEDS-S and RO of labels", [abs(1 - r["labels"]["TEDS-S"]) + r["labels"]["ReadingOrder"]
-                                             for r in records]),  # fmt: skip
+            (
+                "1 - TEDS-S and RO of labels",
+                [abs(1 - r["labels"]["TEDS-S"]) + r["labels"]["ReadingOrder"] for r in records],
+            ),
             bound=1e-9,
             kind="check",
         )
@@ -335,12 +349,19 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
     report.set_tuning("category_rl", configs=1, steps=steps, note=f"{cfg.sft_steps} SFT + {cfg.rl_steps} GRPO steps")
     report.set_tuning("page_rl", configs=1, steps=steps, note=f"{cfg.sft_steps} SFT + {cfg.rl_steps} GRPO steps")
     report.set_tuning("sft_only", configs=1, steps=steps, note=f"{steps} SFT steps (the RL steps spent on more SFT)")
-    report.set_tuning("cascade", configs=len(cfg.dilations), steps=0,
-                      note="no trainable parameters; layout dilation picked on training pages from the grid")  # fmt: skip
+    report.set_tuning(
+        "cascade",
+        configs=len(cfg.dilations),
+        steps=0,
+        note="no trainable parameters; layout dilation picked on training pages from the grid",
+    )
 
     rows = []
-    for arm in [a for a in ("cascade", "cascade_tesseract", "cascade_rapidocr_same_pages", *ARMS[1:])
-                if a in records[0]["scores"]]:  # fmt: skip
+    for arm in [
+        a
+        for a in ("cascade", "cascade_tesseract", "cascade_rapidocr_same_pages", *ARMS[1:])
+        if a in records[0]["scores"]
+    ]:
         for lay in (None, "1col", "2col"):
             if lay and lay not in records[0]["scores"][arm]:
                 continue
@@ -348,11 +369,18 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             for k in METRICS:
                 row[k] = float(np.nanmean(_vals(records, arm, k, lay)))
             rows.append(row)
-    report.add_table("metrics", rows, "OmniDocBench metrics on the test pages (mean over seeds). TextEdit, "
-                     "FormulaEdit (formula edit distance, not CDM), ReadingOrder: lower is better; TEDS, TEDS-S, "
-                     "Overall: higher is better. cascade_tesseract is on the first n_tess test pages only.")  # fmt: skip
-    report.add_table("labels", [{"seed": r["seed"], **r["labels"]} for r in records],
-                     "Bootstrapped label quality on the kept training pages against the truth.")  # fmt: skip
+    report.add_table(
+        "metrics",
+        rows,
+        "OmniDocBench metrics on the test pages (mean over seeds). TextEdit, "
+        "FormulaEdit (formula edit distance, not CDM), ReadingOrder: lower is better; TEDS, TEDS-S, "
+        "Overall: higher is better. cascade_tesseract is on the first n_tess test pages only.",
+    )
+    report.add_table(
+        "labels",
+        [{"seed": r["seed"], **r["labels"]} for r in records],
+        "Bootstrapped label quality on the kept training pages against the truth.",
+    )
     report.add_note(
         "Text edit distance is reported honestly: the cascade reads each crop with a production OCR model and may "
         "win on plain text; the end-to-end claims are about structure (reading order, tables). Formula scores are "
@@ -392,8 +420,10 @@ def _figures(cfg: Config, records: list[dict], report: Report) -> None:
         for arm, c in (("category_rl", "C3"), ("page_rl", "C2")):
             cur = r["curves"][arm]
             key = "page" if arm == "page_rl" else None
-            ys = [st[key] if key else np.mean([st[x] for x in ("text", "table", "formula", "order") if x in st])
-                  for st in cur]  # fmt: skip
+            ys = [
+                st[key] if key else np.mean([st[x] for x in ("text", "table", "formula", "order") if x in st])
+                for st in cur
+            ]
             axes[1].plot(ys, color=c, lw=0.8, label=arm if r is records[0] else None)
     axes[0].set_title("SFT loss (teacher forcing)")
     axes[0].set_xlabel("step")

@@ -356,8 +356,11 @@ def evaluate_page(pred_md: str, gt_elements: Sequence[Mapping]) -> dict:
     sp = split_markdown(pred_md)
     res: dict = {"errors": sp["errors"]}
     for cat, norm, key in (("text", normalize_text, "text_edit"), ("formula", normalize_formula, "formula_edit")):
-        g = [normalize_text(e["content"]) if cat == "text" else normalize_formula(e["content"]) for e in gt
-             if e["type"] == cat]
+        g = [
+            normalize_text(e["content"]) if cat == "text" else normalize_formula(e["content"])
+            for e in gt
+            if e["type"] == cat
+        ]
         p = [norm(x) for x in sp[cat]]
         du, m = _edit_pairs(g, p)
         res[key + "_d"], res[key + "_u"] = sum(d for d, _ in du), sum(u for _, u in du)
@@ -421,5 +424,3 @@ def evaluate(preds: Sequence[str], gts: Sequence[Sequence[Mapping]]) -> dict:
     out["errors"] = int(sum(p["errors"] for p in pages))
     out["pages"] = pages
     return out
-
-

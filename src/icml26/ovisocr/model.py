@@ -8,7 +8,8 @@ Token grammar (:class:`PageTokenizer`)::
              | <t> (<tr> (<td> ctok*)+)+ </t>      -> <table><tr><td>..</td></tr></table>
 
 The sequence order is the reading order, so the model decides order, table structure and content in one pass.
-Model (nanoGPT-sized): a 4-stage CNN encoder on the image plus two coordinate channels (CoordConv) (stride 2 each but the last) -> a ``(H/8 * W/8, d)`` memory with a
+Model (nanoGPT-sized): a 4-stage CNN encoder on the image plus two coordinate channels (CoordConv;
+stride 2 each but the last) -> a ``(H/8 * W/8, d)`` memory with a
 learned 2-D position embedding, and a causal transformer decoder over tokens (``n_layer`` layers, ``n_head`` heads)
 with cross-attention to the memory; ``logits = W_out h`` (tied with the token embedding).
 """
@@ -126,8 +127,16 @@ class TinyPageParser(nn.Module):
     ``generate(images, max_len, temperature)`` samples (``temperature=0``: greedy) and returns ``(B, <=max_len)`` ids;
     ``sequence_logprob(images, tokens)`` the summed log-probability of each sequence (for RL)."""
 
-    def __init__(self, vocab_size: int, image_size: int = 128, d_model: int = 96, n_head: int = 4, n_layer: int = 2,
-                 max_len: int = 96, channels: tuple[int, int, int] = (16, 32, 64)):  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        image_size: int = 128,
+        d_model: int = 96,
+        n_head: int = 4,
+        n_layer: int = 2,
+        max_len: int = 96,
+        channels: tuple[int, int, int] = (16, 32, 64),
+    ):
         super().__init__()
         if vocab_size < 4:
             raise ValueError(f"vocab_size must be >= 4, got {vocab_size}")
@@ -137,19 +146,26 @@ class TinyPageParser(nn.Module):
             raise ValueError(f"d_model ({d_model}) must be divisible by n_head ({n_head})")
         c1, c2, c3 = channels
         self.encoder = nn.Sequential(
-            nn.Conv2d(3, c1, 3, 2, 1), nn.GroupNorm(4, c1), nn.GELU(),
-            nn.Conv2d(c1, c2, 3, 2, 1), nn.GroupNorm(4, c2), nn.GELU(),
-            nn.Conv2d(c2, c3, 3, 2, 1), nn.GroupNorm(4, c3), nn.GELU(),
+            nn.Conv2d(3, c1, 3, 2, 1),
+            nn.GroupNorm(4, c1),
+            nn.GELU(),
+            nn.Conv2d(c1, c2, 3, 2, 1),
+            nn.GroupNorm(4, c2),
+            nn.GELU(),
+            nn.Conv2d(c2, c3, 3, 2, 1),
+            nn.GroupNorm(4, c3),
+            nn.GELU(),
             nn.Conv2d(c3, d_model, 3, 1, 1),
-        )  # fmt: skip
+        )
         g = image_size // 8
         self.grid = g
         self.row_emb = nn.Parameter(torch.zeros(g, 1, d_model))
         self.col_emb = nn.Parameter(torch.zeros(1, g, d_model))
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         self.pos_emb = nn.Parameter(torch.zeros(max_len + 1, d_model))
-        layer = nn.TransformerDecoderLayer(d_model, n_head, 2 * d_model, dropout=0.0, batch_first=True,
-                                           norm_first=True, activation="gelu")  # fmt: skip
+        layer = nn.TransformerDecoderLayer(
+            d_model, n_head, 2 * d_model, dropout=0.0, batch_first=True, norm_first=True, activation="gelu"
+        )
         self.decoder = nn.TransformerDecoder(layer, n_layer)
         self.ln = nn.LayerNorm(d_model)
         self.max_len, self.vocab_size = max_len, vocab_size
@@ -186,8 +202,15 @@ class TinyPageParser(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1), ignore_index=pad)
 
     @torch.no_grad()
-    def generate(self, images: torch.Tensor, max_len: int | None = None, temperature: float = 0.0,
-                 generator: torch.Generator | None = None, bos: int = 1, eos: int = 2) -> torch.Tensor:  # fmt: skip
+    def generate(
+        self,
+        images: torch.Tensor,
+        max_len: int | None = None,
+        temperature: float = 0.0,
+        generator: torch.Generator | None = None,
+        bos: int = 1,
+        eos: int = 2,
+    ) -> torch.Tensor:
         """Autoregressive decoding; returns generated ids (without ``<bos>``), ``eos``-padded after the first
         ``eos``."""
         if temperature < 0:
@@ -211,8 +234,9 @@ class TinyPageParser(nn.Module):
                 break
         return seq[:, 1:]
 
-    def sequence_logprob(self, images: torch.Tensor, tokens: torch.Tensor, bos: int = 1, eos: int = 2,
-                         memory: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    def sequence_logprob(
+        self, images: torch.Tensor, tokens: torch.Tensor, bos: int = 1, eos: int = 2, memory: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-token log-probabilities ``(B, T)`` of ``tokens`` (generated ids) and the mask of tokens up to and
         including the first ``eos``."""
         mem = self.encode(images) if memory is None else memory

@@ -197,8 +197,9 @@ class CascadeParser:
     4. merge: blocks in top-to-bottom then left-to-right order of their top-left corners.
     """
 
-    def __init__(self, engine: OCREngine | None = None, lexicon: Sequence[str] | None = WORDS,
-                 dilate: tuple[int, int] = (3, 5)):  # fmt: skip
+    def __init__(
+        self, engine: OCREngine | None = None, lexicon: Sequence[str] | None = WORDS, dilate: tuple[int, int] = (3, 5)
+    ):
         self.engine = engine if engine is not None else RapidOCREngine()
         if not isinstance(self.engine, OCREngine):
             raise TypeError(f"engine must be an OCREngine, got {type(engine).__name__}")
@@ -220,8 +221,12 @@ class CascadeParser:
             ys, xs = np.nonzero(sub)
             if ys.size < 4:
                 continue
-            y0, y1, x0, x1 = sl[0].start + ys.min(), sl[0].start + ys.max() + 1, sl[1].start + xs.min(), \
-                sl[1].start + xs.max() + 1  # fmt: skip
+            y0, y1, x0, x1 = (
+                sl[0].start + ys.min(),
+                sl[0].start + ys.max() + 1,
+                sl[1].start + xs.min(),
+                sl[1].start + xs.max() + 1,
+            )
             m = ink[y0:y1, x0:x1]
             h, w = m.shape
             hl = np.flatnonzero(m.mean(axis=1) >= 0.9)
@@ -229,11 +234,12 @@ class CascadeParser:
             hrun, vrun = _segments(np.isin(np.arange(h), hl)), _segments(np.isin(np.arange(w), vl))
             if len(hrun) >= 2 and len(vrun) >= 2:
                 crops = []
-                for (ya, yb), (yc, _) in zip(hrun[:-1], hrun[1:]):
-                    for (xa, xb), (xc, _) in zip(vrun[:-1], vrun[1:]):
+                for (_ya, yb), (yc, _) in zip(hrun[:-1], hrun[1:]):
+                    for (_xa, xb), (xc, _) in zip(vrun[:-1], vrun[1:]):
                         crops.append((y0 + yb + 1, y0 + yc - 1, x0 + xb + 1, x0 + xc - 1))
-                blocks.append({"bbox": (x0, y0, x1, y1), "kind": "table", "crops": crops,
-                               "grid": (len(hrun) - 1, len(vrun) - 1)})  # fmt: skip
+                blocks.append(
+                    {"bbox": (x0, y0, x1, y1), "kind": "table", "crops": crops, "grid": (len(hrun) - 1, len(vrun) - 1)}
+                )
             else:
                 lines = _segments(m.any(axis=1).astype(int), min_gap=1)
                 crops = [(y0 + ya, y0 + yb, x0, x1) for ya, yb in lines if yb - ya >= 3]
@@ -270,8 +276,14 @@ class CascadeParser:
         return "\n\n".join(out)
 
 
-def bootstrap_labels(images: Sequence, layouts: Sequence[Sequence[dict]], engines: Sequence[OCREngine], *,
-                     tau: float = 0.15, lexicon: Sequence[str] | None = WORDS) -> tuple[list[list[dict]], np.ndarray]:  # fmt: skip
+def bootstrap_labels(
+    images: Sequence,
+    layouts: Sequence[Sequence[dict]],
+    engines: Sequence[OCREngine],
+    *,
+    tau: float = 0.15,
+    lexicon: Sequence[str] | None = WORDS,
+) -> tuple[list[list[dict]], np.ndarray]:
     """OCR-bootstrapped labels from known layout: for each page, every element of ``layouts`` (types, reading
     order, ``line_boxes`` / ``cell_boxes`` / ``bbox``; their ``content`` is ignored) is read by OCR on its crops
     with ``engines[0]``; text is snapped to ``lexicon``, table cells keep their digits, formulas go through
@@ -334,5 +346,3 @@ def bootstrap_labels(images: Sequence, layouts: Sequence[Sequence[dict]], engine
                 out.append({"type": "formula", "content": "".join(toks), "tokens": toks})
         labels.append(out)
     return labels, keep
-
-

@@ -80,9 +80,22 @@ def group_advantages(rewards: Sequence[Sequence[Mapping[str, float]]], weigh=Non
     return A
 
 
-def grpo_step(policy, ref_policy, images: torch.Tensor, refs: Sequence[Sequence[Mapping]], tokenizer, optimizer, *,
-              reward=None, group_size: int = 4, temperature: float = 1.0, clip_eps: float = 0.2, beta: float = 0.02,
-              max_len: int | None = None, generator: torch.Generator | None = None) -> dict:  # fmt: skip
+def grpo_step(
+    policy,
+    ref_policy,
+    images: torch.Tensor,
+    refs: Sequence[Sequence[Mapping]],
+    tokenizer,
+    optimizer,
+    *,
+    reward=None,
+    group_size: int = 4,
+    temperature: float = 1.0,
+    clip_eps: float = 0.2,
+    beta: float = 0.02,
+    max_len: int | None = None,
+    generator: torch.Generator | None = None,
+) -> dict:
     """One GRPO update on a batch of pages: sample ``group_size`` outputs per page, score them with ``reward``
     (a :class:`CategoryReward` -- decoupled advantage -- or :func:`page_reward`; default ``CategoryReward()``),
     and take one optimizer step on the PPO-clip + KL loss.  Returns the mean reward per key, the loss and the KL."""
