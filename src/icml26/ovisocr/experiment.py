@@ -57,7 +57,7 @@ class Config:
     rl_lr: float = 3e-4
     beta: float = 0.02
     n_tess: int = 6  # test pages also parsed by the Tesseract cascade when installed (reported, not judged)
-    dilations: tuple[tuple[int, int], ...] = ((3, 5), (4, 5), (2, 4))  # cascade tuning grid
+    dilations: tuple[tuple[int, int], ...] = ((3, 5), (4, 5), (2, 4), (3, 8))  # cascade tuning grid
     n_tune: int = 6  # training pages used to pick the cascade's dilation
 
     def spec(self) -> PageSpec:
@@ -213,8 +213,10 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
         scores[arm] = _scores(preds[arm], gt, layouts)
     rec["curves"] = curves
     rec["scores"] = scores
-    rec["examples"] = {a: preds[a][:4] for a in preds}
-    rec["examples"]["truth"] = [test[i]["markdown"] for i in range(min(4, len(test)))]
+    show = sorted({0, len(test) - 1})  # the first pages are 2-column, the last 1-column
+    rec["examples"] = {a: [preds[a][i] for i in show] for a in preds}
+    rec["examples"]["truth"] = [test[i]["markdown"] for i in show]
+    rec["examples"]["index"] = show
     rec["test_seed"] = 7919 * seed + 2
     return rec
 
@@ -438,22 +440,21 @@ def _figures(cfg: Config, records: list[dict], report: Report) -> None:
 
     r0 = records[0]
     test = SyntheticPages(cfg.n_test, r0["test_seed"], cfg.spec(), cfg.frac_2col)
-    n_show = min(2, len(r0["examples"]["truth"]))
-    idx = [0, len(test) - 1] if len(test) > 1 else [0]  # first pages are 2-column, last are 1-column
-    fig, axes = plt.subplots(len(idx[:n_show]), 4, figsize=(14, 3.6 * len(idx[:n_show])), squeeze=False)
-    for row, i in enumerate(idx[:n_show]):
+    import textwrap
+
+    show = r0["examples"]["index"]
+    fig, axes = plt.subplots(len(show), 4, figsize=(14, 3.6 * len(show)), squeeze=False)
+    for row, i in enumerate(show):
         axes[row, 0].imshow(test.pil(i), cmap="gray")
         axes[row, 0].set_title(f"test page {i} ({test.layouts[i]})")
         axes[row, 0].axis("off")
-        ex = {"truth": test[i]["markdown"]}
-        if i < len(r0["examples"]["truth"]):
-            ex.update({a: r0["examples"][a][i] for a in ("cascade", "category_rl")})
         for col, key in enumerate(("truth", "cascade", "category_rl")):
             ax = axes[row, col + 1]
             ax.axis("off")
             ax.set_title(key)
-            ax.text(0, 1, ex.get(key, "(not stored)")[:600], va="top", family="monospace", fontsize=6, parse_math=False)
-    fig.suptitle("Example pages: true vs predicted Markdown (seed %d)" % r0["seed"])
+            txt = "\n".join(textwrap.fill(ln, 48) for ln in r0["examples"][key][row].splitlines())
+            ax.text(0, 1, txt[:900], va="top", family="monospace", fontsize=6, parse_math=False)
+    fig.suptitle(f"Example pages: true vs predicted Markdown (seed {r0['seed']})")
     fig.tight_layout()
     report.add_figure("examples", fig, "A 2-column and a 1-column test page with true and predicted Markdown.")
 
