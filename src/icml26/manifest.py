@@ -129,6 +129,16 @@ PAPERS: tuple[dict, ...] = (
         "extra": "rl",
     },
     {
+        "slug": "ovisocr",
+        "title": "OvisOCR: End-to-End Document Parsing via Aligning Specialized Perception with General Reasoning",
+        "paper": "ICML 2026 poster 66130 (model card only; training recipe inferred), AIDC-AI/OvisOCR",
+        "component": "OmniDocBench metrics (TextEdit, FormulaEdit, TEDS/TEDS-S, ReadingOrder, Overall); "
+        "CascadeParser on RapidOCREngine / TesseractEngine, bootstrap_labels; TinyPageParser (image -> Markdown "
+        "tokens); CategoryReward + grpo_step; SyntheticPages",
+        "needs": ("rapidocr_onnxruntime", "apted", "rapidfuzz", "lxml", "pylatexenc"),
+        "extra": "ocr",
+    },
+    {
         "slug": "sciml_regimes",
         "title": "Unveiling Multi-regime Patterns in SciML: Distinct Failure Modes and Regime-specific Optimization",
         "paper": "Wang, Hu, Zhong, Wang, Lu, Pang, Mahoney, Yan, Ren, Yang, ICML 2026, arXiv 2605.29153",
@@ -177,6 +187,4 @@ PAPERS: tuple[dict, ...] = (
 )
 
 #: Papers of the project not yet built (the README's "planned" rows): named so the CLI can say so.
-PLANNED: tuple[str, ...] = (
-    "ovisocr",
-)
+PLANNED: tuple[str, ...] = ()
