@@ -132,12 +132,13 @@ def test_version_and_python_dash_m():
 
 
 def test_usage_errors_are_one_line_before_any_work(tmp_path, toy_experiment, calls, monkeypatch):
-    from icml26.manifest import PLANNED
+    import icml26.manifest
 
+    monkeypatch.setattr(icml26.manifest, "PLANNED", ("someday",))  # every paper is built: plant a planned slug
     afile = tmp_path / "afile"
     afile.write_text("x")
     cases = {
-        ("run", PLANNED[0]): "planned, not yet built",
+        ("run", "someday"): "planned, not yet built",
         ("run", "all", "toy"): "either 'all' or a list",
         ("run", "toy", "--out", str(afile)): "is a file",
     }
