@@ -1,17 +1,34 @@
 import os
+from pathlib import Path
 
 import matplotlib
 import pytest
 
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
+TESTS = Path(__file__).resolve().parent
+# pytest-xdist workers (pyproject: -n auto --dist loadgroup) each take one core; a lone process takes two threads
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 try:
     import torch
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(1 if WORKERS > 1 else 2)
 except ImportError:  # pragma: no cover
     pass
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's ``--dist loadgroup`` a paper's tests (tests/SLUG/) and its parametrized tests elsewhere
+    (``slug=...``, e.g. the thread-count test) share one worker, so the session's quick run of that paper
+    (``quick_run``) is measured once."""
+    for item in items:
+        parts = Path(str(item.fspath)).resolve().relative_to(TESTS).parts
+        slug = parts[0] if len(parts) > 1 and parts[0] not in ("core", "examples") else None
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        slug = slug or params.get("slug")
+        if isinstance(slug, str):
+            item.add_marker(pytest.mark.xdist_group(slug))
 
 
 # The quick preset, shrunk further so the whole test folder stays small on a shared 2-core machine.
