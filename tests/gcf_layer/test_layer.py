@@ -268,6 +268,36 @@ def test_bad_inputs_raise_naming_the_argument():
         layer(torch.zeros(3, 2), "argmax")
 
 
+def _bisection_projection(v, lo, hi, budget, steps=200):
+    """Reference: clamp(v - lam) with lam found by bisection in float64 (the slow, obviously right way)."""
+    v = v.double()
+    lam_lo, lam_hi = torch.zeros(v.shape[0], 1, dtype=D64), torch.full((v.shape[0], 1), 1e3, dtype=D64)
+    for _ in range(steps):
+        mid = (lam_lo + lam_hi) / 2
+        big = (v - mid).clamp(lo, hi).sum(1, keepdim=True) > budget
+        lam_lo, lam_hi = torch.where(big, mid, lam_lo), torch.where(big, lam_hi, mid)
+    inside = v.clamp(lo, hi).sum(1, keepdim=True) <= budget
+    return torch.where(inside, v.clamp(lo, hi), (v - lam_hi).clamp(lo, hi))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.integers(1, 6),
+    st.sampled_from([(0.0, 1.0), (-1.0, 2.0), (-3.0, 0.5), None]),
+    st.floats(0.1, 3.0),
+)
+def test_projection_is_the_exact_kink_interpolation(seed, d, bounds, budget):
+    lo, hi = bounds if bounds is not None else (-math.inf, math.inf)
+    if d * lo > budget:
+        budget = d * lo + 0.5  # keep the feasible set non-empty
+    v = torch.randn(64, d, generator=torch.Generator().manual_seed(seed), dtype=D64) * 3
+    layer = FinitelyConvex(64, d, d, y_bounds=bounds, y_budget=budget, y_init=v, dtype=D64)
+    expected = _bisection_projection(v, lo, hi, budget)
+    assert torch.allclose(layer.y.detach(), expected, atol=1e-9)
+    assert layer.is_feasible(tol=1e-9)
+
+
 def test_projection_onto_a_halfspace_without_box():
     v = torch.randn(40, 3, generator=torch.Generator().manual_seed(3), dtype=D64) * 3
     layer = FinitelyConvex(40, 3, 3, y_budget=1.0, y_init=v, dtype=D64)

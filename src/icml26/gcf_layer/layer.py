@@ -288,8 +288,11 @@ class FinitelyConvex(nn.Module):
         """Euclidean projection of the candidates onto ``{y in [low, high]^d, sum(y) <= y_budget}``
         (in place).
 
-        Without a budget this is a clamp.  With one, the projection is ``clamp(y - lam, low, high)`` with the
-        smallest ``lam >= 0`` meeting the budget, found by bisection (exact to float precision).
+        Without a budget this is a clamp.  With one, the projection of a row ``v`` whose clamp breaks the budget is
+        ``clamp(v - lam, low, high)`` with the ``lam > 0`` at which ``g(lam) = sum(clamp(v - lam, low, high))``
+        equals the budget.  ``g`` is piecewise linear and non-increasing with kinks at ``v_i - high`` and
+        ``v_i - low``, so ``lam`` is found exactly: evaluate ``g`` at every kink (``2 d`` of them, ``d`` small),
+        find the segment where it crosses the budget and interpolate on it.
         """
         lo, hi = self.y_bounds if self.y_bounds is not None else (-math.inf, math.inf)
         y = self.y.data
@@ -299,15 +302,17 @@ class FinitelyConvex(nn.Module):
             over = y.sum(1) > self.y_budget
             if over.any():
                 v = raw[over]  # project the raw point (clamping first would not be the Euclidean projection)
-                a = torch.zeros(v.shape[0], 1, dtype=v.dtype)
                 floor = self.y_budget / self.dim_y if lo == -math.inf else min(lo, self.y_budget / self.dim_y)
-                c = (v.max(1, keepdim=True).values - floor).clamp_min(0) + 1.0  # sum(clamp(v - c)) <= budget
-                for _ in range(100):
-                    mid = (a + c) / 2
-                    too_big = (v - mid).clamp(lo, hi).sum(1, keepdim=True) > self.y_budget
-                    a = torch.where(too_big, mid, a)
-                    c = torch.where(too_big, c, mid)
-                y[over] = (v - c).clamp(lo, hi)
+                c = (v.max(1, keepdim=True).values - floor).clamp_min(0) + 1.0  # g(c) <= budget
+                kinks = torch.cat([v - hi, v - lo], 1)  # -inf / +inf where a bound is infinite
+                kinks = torch.minimum(kinks.clamp_min(0.0), c)  # only lam in [0, c] matters
+                t = torch.cat([torch.zeros_like(c), kinks, c], 1).sort(1).values  # (r, 2d + 2)
+                g = (v[:, None, :] - t[:, :, None]).clamp(lo, hi).sum(2)  # g at every kink, non-increasing
+                k = (g > self.y_budget).sum(1, keepdim=True).clamp(1, t.shape[1] - 1)  # first kink with g <= budget
+                t0, t1 = t.gather(1, k - 1), t.gather(1, k)
+                g0, g1 = g.gather(1, k - 1), g.gather(1, k)
+                lam = t0 + (g0 - self.y_budget) * (t1 - t0) / (g0 - g1).clamp_min(torch.finfo(v.dtype).tiny)
+                y[over] = (v - lam).clamp(lo, hi)
         return self
 
     @torch.no_grad()
