@@ -43,6 +43,7 @@ from .fusion import (
     fused_objective,
     fused_pairwise_admm,
     fusion_path,
+    merge_homogeneous_clusters,
     split_chained_clusters,
 )
 from .scores import (
@@ -70,6 +71,7 @@ __all__ = [
     "fusion_path",
     "FusedSolution",
     "split_chained_clusters",
+    "merge_homogeneous_clusters",
     "ChainingWarning",
     "PLRScore",
     "IRMScore",
