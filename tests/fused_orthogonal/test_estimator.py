@@ -192,3 +192,53 @@ def test_inference_before_fit_and_bad_alpha(linear_study):
     est = PersonalizedDML().fit_scores(linear_study[3])
     with pytest.raises(ValueError, match="alpha"):
         est.confint(1.5)
+
+
+def _chained_scores(seed=0, m=60, n=250):
+    """Three clusters 1/3 apart, many noisy tasks: the paper's radius 0.1 chains them (single linkage)."""
+    rng = np.random.default_rng(seed)
+    labels = np.arange(m) % 3
+    theta = np.array([-1 / 3, 0.0, 1 / 3])[labels]
+    tasks = []
+    for j in range(m):
+        x = rng.normal(size=(n, 2))
+        d = x[:, 0] + rng.normal(size=n)
+        tasks.append(TaskData(theta[j] * d + x[:, 1] + rng.normal(size=n), d, x))
+    return cross_fit_scores(tasks, PLRScore(LinearRegression(), LinearRegression()), random_state=seed), labels
+
+
+def test_chain_guard_repairs_chaining_and_warn_mode_warns():
+    from icml26.fused_orthogonal import ChainingWarning
+
+    scores, labels = _chained_scores()
+    plain = AdaptiveFusedOrthogonal(chain_guard="none").fit_scores(scores)
+    guarded = AdaptiveFusedOrthogonal(chain_guard="split").fit_scores(scores)
+    assert adjusted_rand_score(labels, plain.labels_) < 0.7  # the unguarded rule chains
+    assert adjusted_rand_score(labels, guarded.labels_) > 0.9 and guarded.n_chained_ >= 1
+    with pytest.warns(ChainingWarning, match="chaining"):
+        warned = AdaptiveFusedOrthogonal(chain_guard="warn").fit_scores(scores)
+    np.testing.assert_array_equal(warned.labels_, plain.labels_)  # warn keeps the partition
+    assert warned.n_chained_ >= 1
+
+
+def test_chain_guard_is_silent_on_well_separated_clusters(linear_study):
+    import warnings
+
+    _, theta, labels, scores = linear_study
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = AdaptiveFusedOrthogonal(chain_guard="warn").fit_scores(scores)
+    assert est.n_chained_ == 0 and adjusted_rand_score(labels, est.labels_) == 1.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [(dict(chain_guard="maybe"), "chain_guard"), (dict(guard_alpha=0.0), "guard_alpha"), (dict(n_rep=0), "n_rep")],
+)
+def test_guard_and_n_rep_errors_name_the_argument(linear_study, kwargs, match):
+    tasks, scores = linear_study[0], linear_study[3]
+    with pytest.raises(ValueError, match=match):
+        if "n_rep" in kwargs:
+            AdaptiveFusedOrthogonal(**kwargs, **LIN).fit(tasks)
+        else:
+            AdaptiveFusedOrthogonal(**kwargs).fit_scores(scores)

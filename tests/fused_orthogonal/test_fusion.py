@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import adjusted_rand_score
 
 from icml26.fused_orthogonal import adaptive_fusion_weights, fused_objective, fused_pairwise_admm, fusion_path
 
@@ -180,3 +181,61 @@ def test_weight_pilots_must_be_finite():
 def test_admm_argument_errors(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         fused_pairwise_admm(*args, **kwargs)
+
+
+def test_chain_guard_splits_a_chain_and_keeps_a_wide_homogeneous_cluster():
+    from icml26.fused_orthogonal import split_chained_clusters
+
+    rng = np.random.default_rng(0)
+    se = np.full(40, 0.05)
+    # two groups 10 SE apart that one fused component joined (a chain), and one wide but homogeneous group
+    pilots = np.concatenate([rng.normal(0.0, 0.05, 20), rng.normal(0.5, 0.05, 20)])
+    labels, flagged = split_chained_clusters(np.zeros(40, int), pilots, se, radius=0.1)
+    assert adjusted_rand_score(np.repeat([0, 1], 20), labels) == 1.0 and len(flagged) == 1
+    homog = rng.normal(0.0, 0.05, 40)  # range ~0.4 > 2 x radius, but pure noise
+    labels, flagged = split_chained_clusters(np.zeros(40, int), homog, se, radius=0.1)
+    assert np.all(labels == 0) and len(flagged) == 1
+    # the range rule alone (alpha = 1) splits the homogeneous group too: why the test is needed
+    labels, _ = split_chained_clusters(np.zeros(40, int), homog, se, radius=0.1, alpha=1.0)
+    assert labels.max() >= 1 and np.ptp(homog[labels == 0]) <= 0.2
+    # narrow components are never flagged
+    labels, flagged = split_chained_clusters(np.arange(40) // 20, pilots, se, radius=0.5)
+    assert flagged == [] and np.array_equal(labels, np.arange(40) // 20)
+
+
+def test_chain_guard_splits_three_chained_groups_into_three():
+    from icml26.fused_orthogonal import split_chained_clusters
+
+    rng = np.random.default_rng(1)
+    truth = np.repeat([0, 1, 2], 30)
+    pilots = np.array([-1 / 3, 0, 1 / 3])[truth] + rng.normal(0, 0.03, 90)
+    labels, _ = split_chained_clusters(np.zeros(90, int), pilots, np.full(90, 0.03), radius=0.1)
+    assert adjusted_rand_score(truth, labels) == 1.0
+
+
+def test_merge_homogeneous_clusters_undoes_over_splitting_only():
+    from icml26.fused_orthogonal import merge_homogeneous_clusters
+
+    rng = np.random.default_rng(2)
+    truth = np.repeat([0, 1], 10)
+    pilots = np.array([0.0, 1.0])[truth] + rng.normal(0, 0.05, 20)
+    over = np.arange(20)  # every task alone
+    merged = merge_homogeneous_clusters(over, pilots, np.full(20, 0.05))
+    assert adjusted_rand_score(truth, merged) == 1.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(pilot_se=np.zeros(4)), "pilot_se"),
+        (dict(alpha=0.0), "alpha"),
+        (dict(radius=-1.0), "radius"),
+        (dict(pilots=np.zeros(3)), "pilots"),
+    ],
+)
+def test_chain_guard_argument_errors(kwargs, match):
+    from icml26.fused_orthogonal import split_chained_clusters
+
+    args = dict(labels=np.zeros(4, int), pilots=np.zeros(4), pilot_se=np.ones(4), radius=0.1) | kwargs
+    with pytest.raises(ValueError, match=match):
+        split_chained_clusters(**args)

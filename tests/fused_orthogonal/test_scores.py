@@ -191,3 +191,46 @@ def test_cross_fit_argument_errors():
         cross_fit_scores(_linear_task(rng), score)
     with pytest.raises(TypeError, match=r"tasks\[0\] must be a TaskData"):
         cross_fit_scores([np.zeros(3)], score)
+
+
+def test_repeated_cross_fitting_matches_doubleml_n_rep_5():
+    """n_rep = 5 with the same five splits equals DoubleMLPLR(n_rep=5): median estimate, median upper bound."""
+    dml = pytest.importorskip("doubleml")
+    task = _linear_task(np.random.default_rng(11), n=400)
+    score = PLRScore(LinearRegression(), LinearRegression())
+    splits = [score.folds(task, 2, seed=s) for s in range(5)]
+    reps = [score.cross_fit(task, f) for f in splits]
+    sc = CrossFitScores((np.array([r[0] for r in reps]),), (np.array([r[1] for r in reps]),))
+    assert sc.n_rep == 5
+    coef, se = sc.pooled([0])
+    data = dml.DoubleMLData.from_arrays(task.x, task.y, task.d)
+    ref = dml.DoubleMLPLR(data, LinearRegression(), LinearRegression(), n_folds=2, n_rep=5, draw_sample_splitting=False)
+    ref.set_sample_splitting(all_smpls=[list(f) for f in splits])
+    ref.fit()
+    assert abs(coef - ref.coef[0]) < 1e-8
+    assert abs(se - ref.se[0]) < 1e-8
+    assert abs(sc.b[0] - ref.coef[0]) < 1e-8  # the pilot is the aggregated estimate too
+
+
+def test_cross_fit_scores_n_rep_first_repetition_is_the_single_split():
+    rng = np.random.default_rng(12)
+    tasks = [_linear_task(rng, n=120 + 30 * j) for j in range(3)]
+    score = PLRScore(LinearRegression(), LinearRegression())
+    one = cross_fit_scores(tasks, score, n_folds=2, random_state=3)
+    three = cross_fit_scores(tasks, score, n_folds=2, random_state=3, n_rep=3)
+    assert one.n_rep == 1 and three.n_rep == 3
+    for j in range(3):
+        np.testing.assert_array_equal(three.psi_a[j][0], one.psi_a[j][0])
+        np.testing.assert_array_equal(three.psi_b[j][0], one.psi_b[j][0])
+        assert not np.array_equal(three.psi_b[j][1], three.psi_b[j][0])  # a different split
+    np.testing.assert_array_equal(three.n, one.n)
+    thetas = [-np.sum(three.psi_b[0][r]) / np.sum(three.psi_a[0][r]) for r in range(3)]
+    assert three.b[0] == pytest.approx(np.median(thetas), abs=1e-14)
+
+
+def test_n_rep_errors():
+    task = _linear_task(np.random.default_rng(0), n=50)
+    with pytest.raises(ValueError, match="n_rep"):
+        cross_fit_scores([task], PLRScore(LinearRegression(), LinearRegression()), n_rep=0)
+    with pytest.raises(ValueError, match="repetitions"):
+        CrossFitScores((np.zeros((2, 5)), np.zeros((3, 5))), (np.zeros((2, 5)), np.zeros((3, 5))))

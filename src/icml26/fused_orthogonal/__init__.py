@@ -20,6 +20,8 @@ pilot ``theta_j^init``                           ``pilot="dml"`` -> ``pilot_``
 ``w_jj', lambda_jj', c_w, gamma, tau, eps_n``    :func:`adaptive_fusion_weights`, ``weights_``
 fused problem (Algorithm 1, stage 2)             :func:`fused_pairwise_admm`
 ``theta_j``, clusters ``S_k``, ``beta_k``        ``coef_``, ``labels_``, ``cluster_coef_``
+chaining guard (ours, issue 23)                 ``chain_guard``, :func:`split_chained_clusters`
+repeated cross-fitting (DoubleML ``n_rep``)      ``n_rep``, :func:`aggregate_repetitions`
 sandwich variance ``V_k``, Wald CI              ``cluster_se_`` / ``se_``, ``confint(alpha)``
 =============================================  ==============================================================
 
@@ -34,11 +36,21 @@ Example::
 from .baselines import ARMULLike, OracleClusterDML, PersonalizedDML, UniformFusion
 from .data import TaskData, cluster_centres, make_clustered_tasks
 from .estimator import AdaptiveFusedOrthogonal
-from .fusion import FusedSolution, adaptive_fusion_weights, fused_objective, fused_pairwise_admm, fusion_path
+from .fusion import (
+    ChainingWarning,
+    FusedSolution,
+    adaptive_fusion_weights,
+    fused_objective,
+    fused_pairwise_admm,
+    fusion_path,
+    merge_homogeneous_clusters,
+    split_chained_clusters,
+)
 from .scores import (
     CrossFitScores,
     IRMScore,
     PLRScore,
+    aggregate_repetitions,
     cross_fit_scores,
     default_classifier,
     default_regressor,
@@ -58,10 +70,14 @@ __all__ = [
     "fused_objective",
     "fusion_path",
     "FusedSolution",
+    "split_chained_clusters",
+    "merge_homogeneous_clusters",
+    "ChainingWarning",
     "PLRScore",
     "IRMScore",
     "CrossFitScores",
     "cross_fit_scores",
+    "aggregate_repetitions",
     "default_regressor",
     "default_classifier",
 ]

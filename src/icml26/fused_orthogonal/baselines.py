@@ -28,11 +28,20 @@ class PersonalizedDML(MultitaskDMLBase):
     No pooling: the baseline every multitask method must beat.
     """
 
-    def __init__(self, model: str = "plr", ml_l=None, ml_m=None, n_folds: int = 2, random_state: int | None = None):
+    def __init__(
+        self,
+        model: str = "plr",
+        ml_l=None,
+        ml_m=None,
+        n_folds: int = 2,
+        n_rep: int = 1,
+        random_state: int | None = None,
+    ):
         self.model = model
         self.ml_l = ml_l
         self.ml_m = ml_m
         self.n_folds = n_folds
+        self.n_rep = n_rep
         self.random_state = random_state
 
     def _fit_scores(self, scores: CrossFitScores) -> None:
@@ -49,6 +58,7 @@ class OracleClusterDML(MultitaskDMLBase):
         ml_l=None,
         ml_m=None,
         n_folds: int = 2,
+        n_rep: int = 1,
         random_state: int | None = None,
     ):
         self.labels = labels
@@ -56,6 +66,7 @@ class OracleClusterDML(MultitaskDMLBase):
         self.ml_l = ml_l
         self.ml_m = ml_m
         self.n_folds = n_folds
+        self.n_rep = n_rep
         self.random_state = random_state
 
     def _fit_scores(self, scores: CrossFitScores) -> None:
@@ -81,6 +92,7 @@ class ARMULLike(MultitaskDMLBase):
         ml_l=None,
         ml_m=None,
         n_folds: int = 2,
+        n_rep: int = 1,
         n_init: int = 10,
         max_alternations: int = 50,
         random_state: int | None = None,
@@ -90,6 +102,7 @@ class ARMULLike(MultitaskDMLBase):
         self.ml_l = ml_l
         self.ml_m = ml_m
         self.n_folds = n_folds
+        self.n_rep = n_rep
         self.n_init = n_init
         self.max_alternations = max_alternations
         self.random_state = random_state
@@ -124,6 +137,7 @@ class UniformFusion(MultitaskDMLBase):
         ml_l=None,
         ml_m=None,
         n_folds: int = 2,
+        n_rep: int = 1,
         loss_scale: str = "mean",
         random_state: int | None = None,
     ):
@@ -132,6 +146,7 @@ class UniformFusion(MultitaskDMLBase):
         self.ml_l = ml_l
         self.ml_m = ml_m
         self.n_folds = n_folds
+        self.n_rep = n_rep
         self.loss_scale = loss_scale
         self.random_state = random_state
 

@@ -85,6 +85,8 @@ def make_clustered_tasks(
     n_step: int = 20,
     p_base: int = 5,
     random_state: int | np.random.Generator | None = None,
+    p_cycle: int | None = None,
+    x_corr: float = 0.0,
 ) -> tuple[list[TaskData], np.ndarray, np.ndarray]:
     """Simulate ``n_tasks`` tasks from the paper's Section 4 designs with planted clusters.
 
@@ -95,6 +97,10 @@ def make_clustered_tasks(
     * ``"plr"``: ``D = 0.2 tanh(sum_l X_l) + N(0,1)``, ``Y = theta_j D + g(X) + N(0,1)``;
     * ``"irm"``: ``pi(X) = clip(sigma(X_4 X_5 - X_1 X_2), 0.05, 0.95)``, ``D ~ Bernoulli(pi)``,
       ``Y = theta_j D + g(X) + N(0,1)``.
+
+    ``p_cycle`` (ours, for many tasks): ``p_j = p_base + 1 + ((j - 1) mod p_cycle)`` instead of growing with
+    ``j``.  ``x_corr`` (ours): correlated covariates, ``Corr(X_l, X_l') = x_corr^|l - l'|`` (an AR(1) across
+    columns; 0 gives the paper's ``N(0, I)``).
 
     Returns ``(tasks, theta, labels)`` with ``theta`` of shape (m,) and ``labels`` in ``0..K-1``.
     """
@@ -107,6 +113,10 @@ def make_clustered_tasks(
         raise ValueError(f"delta must be a finite number > 0, got {delta!r}")
     if n_base + n_step < 2 or n_step < 0:
         raise ValueError(f"n_base + n_step*j must be >= 2 for every task and n_step >= 0, got {n_base}, {n_step}")
+    if p_cycle is not None and (isinstance(p_cycle, bool) or not isinstance(p_cycle, (int, np.integer)) or p_cycle < 1):
+        raise ValueError(f"p_cycle must be None or an integer >= 1, got {p_cycle!r}")
+    if not (isinstance(x_corr, (int, float)) and -1.0 < x_corr < 1.0):
+        raise ValueError(f"x_corr must lie in (-1, 1), got {x_corr!r}")
     if model == "irm" and p_base + 1 < 5:
         raise ValueError(f"the 'irm' design uses X_1..X_5, so p_base must be >= 4, got {p_base}")
     rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
@@ -115,8 +125,11 @@ def make_clustered_tasks(
     theta = beta[labels]
     tasks = []
     for j in range(1, n_tasks + 1):
-        n, p = n_base + n_step * j, p_base + j
+        n, p = n_base + n_step * j, p_base + (j if p_cycle is None else 1 + (j - 1) % p_cycle)
         x = rng.standard_normal((n, p))
+        if x_corr != 0.0:  # AR(1) across columns: Corr(X_l, X_l') = x_corr^|l - l'|
+            for col in range(1, p):
+                x[:, col] = x_corr * x[:, col - 1] + np.sqrt(1.0 - x_corr**2) * x[:, col]
         signs = (-0.8) ** np.arange(1, p + 1)
         g = _sigmoid(x) @ signs
         if model == "plr":

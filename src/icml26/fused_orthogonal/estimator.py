@@ -24,7 +24,13 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from .data import TaskData
-from .fusion import adaptive_fusion_weights, fused_pairwise_admm
+from .fusion import (
+    ChainingWarning,
+    adaptive_fusion_weights,
+    fused_pairwise_admm,
+    merge_homogeneous_clusters,
+    split_chained_clusters,
+)
 from .scores import CrossFitScores, cross_fit_scores, make_score
 
 __all__ = ["AdaptiveFusedOrthogonal"]
@@ -55,12 +61,18 @@ class MultitaskDMLBase(BaseEstimator):
         n = self.n_folds
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
             raise ValueError(f"n_folds must be an integer >= 2, got {n!r}")
+        r = getattr(self, "n_rep", 1)
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
+            raise ValueError(f"n_rep must be an integer >= 1, got {r!r}")
 
     def fit(self, tasks: Sequence[TaskData]):
-        """Cross-fit every task's nuisances (``n_folds`` folds, learners ``clone()``-d per fold), then fit."""
+        """Cross-fit every task's nuisances (``n_folds`` folds, ``n_rep`` repeated splits, learners ``clone()``-d
+        per fold), then fit."""
         self._check_common()
         score = make_score(self.model, self.ml_l, self.ml_m)
-        scores = cross_fit_scores(tasks, score, n_folds=self.n_folds, random_state=self.random_state)
+        scores = cross_fit_scores(
+            tasks, score, n_folds=self.n_folds, random_state=self.random_state, n_rep=getattr(self, "n_rep", 1)
+        )
         return self.fit_scores(scores)
 
     def fit_scores(self, scores: CrossFitScores):
@@ -159,6 +171,11 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
     3. solve ``min sum_j s_j f_j(theta_j) + sum_{j<j'} lambda_{jj'} |theta_j - theta_j'|`` by ADMM
        (:func:`fused_pairwise_admm`; ``s_j = 1`` for ``loss_scale="mean"``, ``n_j`` for ``"sum"``);
        clusters are the connected components of the exactly fused pairs;
+    3b. chaining guard (ours, issue 23; :func:`split_chained_clusters`): a cluster whose pilot range exceeds
+       twice the fuse radius was joined by a chain of close pairs; ``chain_guard="split"`` splits it at its
+       fewest homogeneous groups (exact 1-D k-means) when Cochran's test rejects at level ``guard_alpha``,
+       then merges neighbouring clusters whose union the same test accepts (:func:`merge_homogeneous_clusters`),
+       ``"warn"`` keeps it and raises a :class:`ChainingWarning`, ``"none"`` is the paper's rule;
     4. ``refit="pooled"``: re-solve the pooled orthogonal score in each cluster,
        ``theta_k = -sum psi_b / sum psi_a``, sandwich SE ``sqrt(sum psi^2)/|sum psi_a|`` (the oracle's form);
        ``refit="none"`` keeps the fused solution.
@@ -174,7 +191,11 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
     n_folds : cross-fitting folds per task (>= 2).
     gamma, c_w, tau, eps_n : adaptive-weight constants (paper defaults 2, 0.1, 10, 1e-12); ``c_w`` may be
         ``"auto"``.  kappa : fuse radius in pilot standard errors when ``c_w="auto"``.
+    n_rep : repeated cross-fits (DoubleML's ``n_rep``); pilots, losses and pooled estimates aggregate them
+        (median estimate, median upper bound for the SE, as DoubleML).
     pilot : ``"dml"`` or an array (m,) of user pilots.  refit : ``"pooled"`` or ``"none"``.
+    chain_guard : ``"split"``, ``"warn"`` or ``"none"``; guard_alpha : level in (0, 1] of its homogeneity test
+        (``1``: split every cluster wider than twice the radius).
     loss_scale : ``"mean"`` or ``"sum"`` (how each task's loss is scaled in step 3).
     rho, tol, max_iter : ADMM settings.  random_state : seeds the fold splits.
     """
@@ -185,6 +206,7 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         ml_l=None,
         ml_m=None,
         n_folds: int = 2,
+        n_rep: int = 1,
         gamma: float = 2.0,
         c_w: float | str = 0.1,
         tau: float = 10.0,
@@ -192,6 +214,8 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         kappa: float = 3.0,
         pilot: str | np.ndarray = "dml",
         refit: str = "pooled",
+        chain_guard: str = "split",
+        guard_alpha: float = 0.01,
         loss_scale: str = "mean",
         rho: float = 1.0,
         tol: float = 1e-8,
@@ -202,6 +226,7 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         self.ml_l = ml_l
         self.ml_m = ml_m
         self.n_folds = n_folds
+        self.n_rep = n_rep
         self.gamma = gamma
         self.c_w = c_w
         self.tau = tau
@@ -209,6 +234,8 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         self.kappa = kappa
         self.pilot = pilot
         self.refit = refit
+        self.chain_guard = chain_guard
+        self.guard_alpha = guard_alpha
         self.loss_scale = loss_scale
         self.rho = rho
         self.tol = tol
@@ -227,6 +254,10 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
             _check_positive("c_w", self.c_w)
         _check_positive("kappa", self.kappa)
         _check_choice("refit", self.refit, ("pooled", "none"))
+        _check_choice("chain_guard", self.chain_guard, ("split", "warn", "none"))
+        ga = self.guard_alpha
+        if isinstance(ga, bool) or not isinstance(ga, (int, float)) or not 0.0 < ga <= 1.0:
+            raise ValueError(f"guard_alpha must lie in (0, 1], got {ga!r}")
         _check_choice("loss_scale", self.loss_scale, ("mean", "sum"))
 
     def _pilots(self, scores: CrossFitScores) -> np.ndarray:
@@ -238,14 +269,21 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
             raise ValueError(f"pilot must be 'dml' or a finite array of shape ({scores.n_tasks},), got shape {p.shape}")
         return p
 
+    def fuse_radius(self, scores: CrossFitScores) -> float | np.ndarray:
+        """The fuse radius ``(c_w / tau)^(1/gamma)``: pilots closer than it get a large penalty (an (m, m) array
+        of per-pair radii ``kappa sqrt(se_j^2 + se_j'^2)`` for ``c_w="auto"``)."""
+        self._check_params()
+        if isinstance(self.c_w, str):
+            se = np.array([scores.pooled([j])[1] for j in range(scores.n_tasks)])
+            return self.kappa * np.sqrt(se[:, None] ** 2 + se[None, :] ** 2)
+        return float((self.c_w / self.tau) ** (1.0 / self.gamma))
+
     def fusion_problem(self, scores: CrossFitScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(A, b, lambda)`` of the fusion problem this estimator solves on ``scores``."""
         self._check_params()
         pilots = self._pilots(scores)
         if isinstance(self.c_w, str):  # "auto": fuse radius kappa * sqrt(se_j^2 + se_j'^2)
-            se = np.array([scores.pooled([j])[1] for j in range(scores.n_tasks)])
-            radius = self.kappa * np.sqrt(se[:, None] ** 2 + se[None, :] ** 2)
-            c_w = self.tau * radius**self.gamma
+            c_w = self.tau * self.fuse_radius(scores) ** self.gamma
         else:
             c_w = float(self.c_w)
         lam = adaptive_fusion_weights(pilots, c_w=c_w, gamma=self.gamma, tau=self.tau, eps_n=self.eps_n)
@@ -265,9 +303,34 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         self.weights_ = lam
         self.fused_coef_ = sol.theta
         self.n_iter_ = sol.n_iter
+        labels = sol.labels
+        self.chained_clusters_ = []
+        if self.chain_guard != "none" and np.ndim(self.pilot_) == 1:
+            pilot_se = np.array([scores.pooled([j])[1] for j in range(scores.n_tasks)])
+            split, _ = split_chained_clusters(
+                labels, self.pilot_, pilot_se, self.fuse_radius(scores), alpha=self.guard_alpha
+            )
+            # the fused clusters the guard breaks up: wider than 2 x radius and not homogeneous
+            self.chained_clusters_ = [
+                np.flatnonzero(labels == c).tolist()
+                for c in np.unique(labels)
+                if np.unique(split[labels == c]).size > 1
+            ]
+            if self.chain_guard == "split":  # split chains, then merge back over-split homogeneous neighbours
+                labels = merge_homogeneous_clusters(split, self.pilot_, pilot_se, alpha=self.guard_alpha)
+            elif self.chained_clusters_:
+                first = self.chained_clusters_[0]
+                warnings.warn(
+                    f"{len(self.chained_clusters_)} fused cluster(s) span more than twice the fuse radius and "
+                    f"their tasks are not homogeneous (Cochran's Q at level {self.guard_alpha:g}): chaining "
+                    f"(tasks {first[:10]}{'...' if len(first) > 10 else ''}); chain_guard='split' splits them",
+                    ChainingWarning,
+                    stacklevel=3,
+                )
+        self.n_chained_ = len(self.chained_clusters_)
         if self.refit == "pooled":
-            self._set_pooled_clusters(scores, sol.labels)
+            self._set_pooled_clusters(scores, labels)
         else:
-            labels = _first_appearance(sol.labels)
+            labels = _first_appearance(labels)
             avg = np.array([np.average(sol.theta[labels == c], weights=A[labels == c]) for c in labels])
             self._set_task_coefs(scores, labels, avg, A)

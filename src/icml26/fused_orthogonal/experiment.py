@@ -6,16 +6,19 @@ estimator and every baseline on those same scores (``fit_scores``): all methods 
 Metrics per study: RMSE of the task estimates, adjusted Rand index of the clusters, Wald 95% coverage.
 
 Seeds are the unit: ``measure(config, seed)`` runs every cell with its own data seed; the judges average the
-cells of a seed before testing over seeds.  Kinds: ``inference_matches_oracle`` (intervals identical to the
-oracle's whenever the partition is recovered: same scores, same SE code) is a check of our refit, not evidence
-about the paper; ``inference`` is an absolute coverage claim with its Monte-Carlo error.  Preconditions: the
-tasks are heterogeneous (Cochran's I^2 of the per-task estimates) and pooling within the true clusters has
-room to help (oracle / per-task RMSE), required by the claims that fusion helps.
+cells of a seed before testing over seeds.  Issue 23 added: the method's fuse radius and UniformFusion's
+lambda tuned on equal grids on development studies; ``n_rep`` repeated cross-fits; many-tasks stress cells
+(m = 15, 45, 90) with the precondition ``chaining_unguarded`` (the paper's rule chains) and the claims
+``recovery_many_tasks`` / ``many_tasks_no_worse`` for the chaining guard; ``inference`` judged two-sided
+on cluster-level coverage against 0.95 with an exact binomial interval; ``oracle_match`` as the ratio of
+mean RMSEs with a paired bootstrap; a correlated-covariates cell (reported).  ``inference_matches_oracle``
+(intervals identical to the oracle's whenever the partition is recovered) is a check of our refit.
+Preconditions ``tasks_heterogeneous`` (Cochran's I^2) and ``pooling_has_room`` (oracle beats per-task DML).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -56,17 +59,32 @@ class Config:
     tau: float = 10.0
     eps_n: float = 1e-12
     auto_kappa: float = 1.5  # reported variant c_w="auto" (ours)
-    uniform_lam: float = 0.01  # MeTaG's lambda in the paper
+    n_rep: int = 2  # repeated cross-fits (DoubleML's n_rep) feeding pilots, losses and pooled estimates
+    # tuning (issue 23): the method's fuse radius and UniformFusion's lambda, each on a grid of the same size,
+    # chosen by RMSE on one development study per cell (data seeds disjoint from every evaluation seed)
+    radius_grid: tuple[float, ...] = (0.05, 0.075, 0.1, 0.15, 0.2, 0.3)  # c_w = tau * r^gamma; 0.1 = paper
+    uniform_grid: tuple[float, ...] = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)  # 0.01 = MeTaG's value
     path_points: int = 30
+    # many-tasks stress cells (issue 23): PLR, delta = 1/3, m in stress_m, n_j = stress_n_base + (100 // m) j,
+    # p_j cycling through 6..15; the paper's default fuse radius (where single-linkage chaining shows)
+    stress_m: tuple[int, ...] = (15, 45, 90)
+    stress_delta: float = 1 / 3
+    stress_n_base: int = 230
+    # correlated covariates (reported, not judged): Corr(X_l, X_l') = corr_x^|l - l'|
+    corr_x: float = 0.7
+    corr_delta: float = 2 / 3
+    corr_n_base: int = 400
+    coverage_level: float = 0.95
     # preconditions
     min_i2: float = 0.5  # Cochran's I^2 of the per-task DML estimates: tasks are heterogeneous
-    inference_level: float = 0.90  # the 95% intervals must cover at least this often (absolute)
+    max_chaining_ari: float = 0.9  # precondition: the unguarded rule's ARI at the largest m is below this
 
 
-QUICK = Config(models=("plr",), deltas=(2 / 3,), n_tasks=12, n_base=300)
+QUICK = Config(models=("plr",), deltas=(2 / 3,), n_tasks=12, n_base=300, n_rep=1, stress_m=(15, 45), corr_n_base=200)
 FULL = Config()
 
 METHODS = ("ada", "ada_auto", "personalized", "oracle", "armul_k-1", "armul_k", "armul_k+1", "uniform")
+STRESS_METHODS = ("ada", "ada_unguarded", "personalized", "oracle", "armul_k")
 
 
 def _score(model: str):
@@ -78,33 +96,76 @@ def _score(model: str):
     return IRMScore(default_regressor(), LogisticRegression(C=1.0, max_iter=1000))
 
 
-def _estimators(cfg: Config, model: str, labels: np.ndarray, k: int) -> dict:
-    common = dict(model=model, n_folds=cfg.n_folds)
+def _c_w(cfg: Config, radius: float) -> float:
+    return float(cfg.tau * radius**cfg.gamma)
+
+
+def _estimators(cfg: Config, model: str, labels: np.ndarray, k: int, tuned: dict | None = None) -> dict:
+    common = dict(model=model, n_folds=cfg.n_folds, n_rep=cfg.n_rep)
     fused = dict(gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, **common)
+    tuned = tuned or {"c_w": cfg.c_w, "lam": cfg.uniform_grid[0]}
     return {
-        "ada": AdaptiveFusedOrthogonal(c_w=cfg.c_w, **fused),
+        "ada": AdaptiveFusedOrthogonal(c_w=tuned["c_w"], **fused),
         "ada_auto": AdaptiveFusedOrthogonal(c_w="auto", kappa=cfg.auto_kappa, **fused),
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
         "armul_k-1": ARMULLike(max(k - 1, 1), random_state=0, **common),
         "armul_k": ARMULLike(k, random_state=0, **common),
         "armul_k+1": ARMULLike(k + 1, random_state=0, **common),
-        "uniform": UniformFusion(cfg.uniform_lam, **common),
+        "uniform": UniformFusion(tuned["lam"], **common),
     }
 
 
-def _simulate(cfg: Config, model: str, delta: float, data_seed: int):
+def _simulate(cfg: Config, model: str, delta: float, data_seed: int, **kw):
     f = cfg.irm_n_factor if model == "irm" else 1
     return make_clustered_tasks(
         model,
-        cfg.n_tasks,
+        kw.pop("n_tasks", cfg.n_tasks),
         cfg.n_clusters,
         delta,
-        f * cfg.n_base,
-        f * cfg.n_step,
+        f * kw.pop("n_base", cfg.n_base),
+        f * kw.pop("n_step", cfg.n_step),
         cfg.p_base,
         random_state=data_seed,
+        **kw,
     )
+
+
+def _rmse(coef, theta) -> float:
+    return float(np.sqrt(np.mean((np.asarray(coef) - theta) ** 2)))
+
+
+def cluster_coverage(est, theta: np.ndarray, alpha: float = 0.05) -> list[int]:
+    """One 0/1 per recovered cluster: its Wald interval contains the true effect of every member task."""
+    ci = est.cluster_confint(alpha)
+    return [
+        int(np.all((ci[c, 0] <= theta[est.labels_ == c]) & (theta[est.labels_ == c] <= ci[c, 1])))
+        for c in range(est.n_clusters_)
+    ]
+
+
+def _tune(cfg: Config, model: str, delta: float, dev_seed: int) -> dict:
+    """Grid search on one development study: the method's fuse radius and UniformFusion's lambda, each over a
+    grid of len(radius_grid) == len(uniform_grid) values, by RMSE against the known effects."""
+    tasks, theta, _ = _simulate(cfg, model, delta, dev_seed)
+    scores = cross_fit_scores(tasks, _score(model), n_folds=cfg.n_folds, random_state=dev_seed, n_rep=cfg.n_rep)
+    fused = dict(model=model, gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, n_folds=cfg.n_folds, n_rep=cfg.n_rep)
+    ada = [
+        _rmse(AdaptiveFusedOrthogonal(c_w=_c_w(cfg, r), **fused).fit_scores(scores).coef_, theta)
+        for r in cfg.radius_grid
+    ]
+    uni = [
+        _rmse(UniformFusion(lam, model=model, n_folds=cfg.n_folds, n_rep=cfg.n_rep).fit_scores(scores).coef_, theta)
+        for lam in cfg.uniform_grid
+    ]
+    r = cfg.radius_grid[int(np.argmin(ada))]
+    return {
+        "radius": r,
+        "c_w": _c_w(cfg, r),
+        "lam": float(cfg.uniform_grid[int(np.argmin(uni))]),
+        "dev_rmse_ada": ada,
+        "dev_rmse_uniform": uni,
+    }
 
 
 def i_squared(coef: np.ndarray, se: np.ndarray) -> float:
@@ -116,17 +177,18 @@ def i_squared(coef: np.ndarray, se: np.ndarray) -> float:
     return max(0.0, (q - (len(coef) - 1)) / q) if q > 0 else 0.0
 
 
-def _study(cfg: Config, model: str, delta: float, data_seed: int) -> dict:
+def _study(cfg: Config, model: str, delta: float, data_seed: int, tuned: dict | None = None) -> dict:
     tasks, theta, labels = _simulate(cfg, model, delta, data_seed)
-    scores = cross_fit_scores(tasks, _score(model), n_folds=cfg.n_folds, random_state=data_seed)
+    scores = cross_fit_scores(tasks, _score(model), n_folds=cfg.n_folds, random_state=data_seed, n_rep=cfg.n_rep)
     out, cis = {}, {}
-    for name, est in _estimators(cfg, model, labels, cfg.n_clusters).items():
+    for name, est in _estimators(cfg, model, labels, cfg.n_clusters, tuned).items():
         est.fit_scores(scores)
         ci = cis[name] = est.confint(0.05)
         out[name] = {
-            "rmse": float(np.sqrt(np.mean((est.coef_ - theta) ** 2))),
+            "rmse": _rmse(est.coef_, theta),
             "ari": float(adjusted_rand_score(labels, est.labels_)),
             "coverage": float(np.mean((ci[:, 0] <= theta) & (theta <= ci[:, 1]))),
+            "cluster_cover": cluster_coverage(est, theta, 1 - cfg.coverage_level),
             "n_clusters": int(est.n_clusters_),
         }
         if name == "personalized":
@@ -134,6 +196,58 @@ def _study(cfg: Config, model: str, delta: float, data_seed: int) -> dict:
     # with the partition recovered exactly the adaptive refit is the oracle's (same scores, same SE code)
     exact = out["ada"]["ari"] == 1.0
     out["ada"]["ci_diff_vs_oracle"] = float(np.max(np.abs(cis["ada"] - cis["oracle"]))) if exact else None
+    return out
+
+
+def _stress(cfg: Config, m: int, data_seed: int) -> dict:
+    """Many noisy tasks: the guarded method, the paper's unguarded rule, per-task DML, the oracle, ARMUL-like K."""
+    tasks, theta, labels = _simulate(
+        cfg, "plr", cfg.stress_delta, data_seed, n_tasks=m, n_base=cfg.stress_n_base, n_step=100 // m, p_cycle=10
+    )
+    scores = cross_fit_scores(tasks, _score("plr"), n_folds=cfg.n_folds, random_state=data_seed, n_rep=cfg.n_rep)
+    common = dict(model="plr", n_folds=cfg.n_folds, n_rep=cfg.n_rep)
+    fused = dict(c_w=cfg.c_w, gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, **common)
+    ests = {
+        "ada": AdaptiveFusedOrthogonal(chain_guard="split", **fused),
+        "ada_unguarded": AdaptiveFusedOrthogonal(chain_guard="none", **fused),
+        "personalized": PersonalizedDML(**common),
+        "oracle": OracleClusterDML(labels, **common),
+        "armul_k": ARMULLike(cfg.n_clusters, random_state=0, **common),
+    }
+    out = {}
+    for name, est in ests.items():
+        est.fit_scores(scores)
+        out[name] = {
+            "rmse": _rmse(est.coef_, theta),
+            "ari": float(adjusted_rand_score(labels, est.labels_)),
+            "cluster_cover": cluster_coverage(est, theta, 1 - cfg.coverage_level),
+            "n_clusters": int(est.n_clusters_),
+        }
+    warn = AdaptiveFusedOrthogonal(chain_guard="none", **fused).fit_scores(scores)
+    out["ada"]["n_chained"] = int(ests["ada"].n_chained_)
+    out["ada_unguarded"]["n_chained"] = int(warn.n_chained_)
+    se = np.array([scores.pooled([j])[1] for j in range(m)])
+    out["gap_over_se"] = float(cfg.stress_delta / np.mean(se))
+    return out
+
+
+def _correlated(cfg: Config, data_seed: int) -> dict:
+    """Correlated covariates (reported): coverage of the method's and the oracle's cluster intervals."""
+    tasks, theta, labels = _simulate(cfg, "plr", cfg.corr_delta, data_seed, n_base=cfg.corr_n_base, x_corr=cfg.corr_x)
+    scores = cross_fit_scores(tasks, _score("plr"), n_folds=cfg.n_folds, random_state=data_seed, n_rep=cfg.n_rep)
+    common = dict(model="plr", n_folds=cfg.n_folds, n_rep=cfg.n_rep)
+    out = {}
+    for name, est in (
+        ("ada", AdaptiveFusedOrthogonal(c_w=cfg.c_w, gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, **common)),
+        ("oracle", OracleClusterDML(labels, **common)),
+        ("personalized", PersonalizedDML(**common)),
+    ):
+        est.fit_scores(scores)
+        out[name] = {
+            "rmse": _rmse(est.coef_, theta),
+            "ari": float(adjusted_rand_score(labels, est.labels_)),
+            "cluster_cover": cluster_coverage(est, theta, 1 - cfg.coverage_level),
+        }
     return out
 
 
@@ -161,17 +275,51 @@ def _cell(model: str, delta: float) -> str:
 
 def measure(cfg: Config, seed: int, progress) -> dict:
     """One seed: every (model, delta) cell simulated with its own data seed; seed 0 also draws the path figure."""
-    out: dict = {"cells": {}}
+    out: dict = {"cells": {}, "tuning": {}, "stress": {}}
     for mi, model in enumerate(cfg.models):
         for di, delta in enumerate(cfg.deltas):
             data_seed = 1000 * seed + 10 * mi + di
-            out["cells"][_cell(model, delta)] = progress.cached(
-                f"{model}-d{di}", lambda model=model, delta=delta, ds=data_seed: _study(cfg, model, delta, ds)
+            # the grid search runs once per cell on a development study shared by every seed (seed 10^6 + cell)
+            tuned = progress.checkpoint(
+                f"tune-{model}-d{di}",
+                {**asdict(cfg), "model": model, "delta": delta},
+                lambda model=model, delta=delta, mi=mi, di=di: _tune(cfg, model, delta, 10**6 + 10 * mi + di),
             )
+            out["tuning"][_cell(model, delta)] = tuned
+            out["cells"][_cell(model, delta)] = progress.cached(
+                f"{model}-d{di}",
+                lambda model=model, delta=delta, ds=data_seed, t=tuned: _study(cfg, model, delta, ds, t),
+            )
+    for i, m in enumerate(cfg.stress_m):
+        out["stress"][str(m)] = progress.cached(
+            f"stress-m{m}", lambda m=m, ds=1000 * seed + 500 + i: _stress(cfg, m, ds)
+        )
+    out["correlated"] = progress.cached("correlated", lambda: _correlated(cfg, 1000 * seed + 700))
     if seed == 0:  # one fusion path for the figure (not judged)
         path_model, path_delta = cfg.models[0], cfg.deltas[len(cfg.deltas) // 2]
         out["path"] = progress.cached("path", lambda: _path(cfg, path_model, path_delta, 1000 * seed + 99))
     return out
+
+
+def judge_coverage(id: str, covered, level: float = 0.95, confidence: float = 0.95):
+    """Two-sided coverage statement over independent intervals: *holds* if the nominal ``level`` lies inside the
+    exact (Clopper-Pearson) ``confidence`` binomial interval of the coverage, *does not hold* if it lies outside
+    (under- or over-coverage).  Judged by :func:`judge_every` on ``(lower - level, level - upper) <= 0``."""
+    from scipy.stats import binomtest
+
+    c = np.asarray(covered, dtype=int).ravel()
+    if c.size == 0 or not np.all((c == 0) | (c == 1)):
+        raise ValueError("covered must be a non-empty sequence of 0/1 indicators")
+    ci = binomtest(int(c.sum()), int(c.size)).proportion_ci(confidence, method="exact")
+    return judge_every(
+        id,
+        f"The adaptive estimator's cluster-level {level:.0%} Wald intervals have nominal coverage: {level:g} lies "
+        f"inside the exact {confidence:.0%} binomial interval of the share of intervals that contain every member "
+        "task's true effect (two-sided: under- and over-coverage both fail)",
+        ("binomial interval: (lower - nominal, nominal - upper)", [ci.low - level, level - ci.high]),
+        bound=0.0,
+        sense="<=",
+    )
 
 
 def judge(cfg: Config, records: list[dict], report: Report) -> None:
@@ -187,15 +335,30 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         """The seed of every value ``vals`` returns (cells of one seed are averaged before the test)."""
         return [s for _, m, _, d in cells if cell_filter(m, d) for s in seeds]
 
+    g_ada, g_uni = len(cfg.radius_grid), len(cfg.uniform_grid)
+    picked = {c: t for c, t in records[0]["tuning"].items()}
+    report.set_tuning(
+        "ada",
+        configs=g_ada,
+        steps=1,
+        note=f"fuse radius on {list(cfg.radius_grid)} (0.1 = paper default) by RMSE on one development study per "
+        "cell; picked " + ", ".join(f"{c}: {t['radius']:g}" for c, t in picked.items()),
+    )
+    report.set_tuning(
+        "uniform",
+        configs=g_uni,
+        steps=1,
+        note=f"lambda on {list(cfg.uniform_grid)} (0.01 = MeTaG's) by RMSE on the same development studies; picked "
+        + ", ".join(f"{c}: {t['lam']:g}" for c, t in picked.items()),
+    )
     for arm, note in (
-        ("ada", f"paper defaults c_w={cfg.c_w}, gamma={cfg.gamma}, tau={cfg.tau}: nothing tuned"),
-        ("ada_auto", f"c_w='auto', kappa={cfg.auto_kappa}: nothing tuned"),
+        ("ada_auto", f"c_w='auto', kappa={cfg.auto_kappa}: nothing tuned (reported only)"),
+        ("ada_unguarded", "the paper's rule at its default radius 0.1, no chaining guard (stress cells)"),
         ("personalized", "no hyperparameter"),
         ("oracle", "true labels given"),
         ("armul", "K given (K-1, K, K+1 reported separately), k-means start, no tuning"),
-        ("uniform", f"lambda={cfg.uniform_lam} fixed (MeTaG's value; untuned, issue 23)"),
     ):
-        report.set_tuning(arm, configs=1, steps=1, note=note)
+        report.set_tuning(arm, configs=1, steps=0 if arm in ("personalized", "oracle") else 1, note=note)
 
     # -- tables -------------------------------------------------------------------------------------------
     rows = []
@@ -339,15 +502,30 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         )
     )
     report.add_claim(
-        judge_threshold(
+        judge_superiority(
             "oracle_match",
-            "RMSE within 1.15x of the oracle that knows the clusters (average ratio <= 1.15)",
-            ("ada/oracle RMSE ratio", ada_rmse / orc_rmse),
-            threshold=1.15,
-            sense="<=",
+            "RMSE within 1.15x of the oracle that knows the clusters: the ratio of mean RMSEs (over seeds) is "
+            "< 1.15, i.e. mean RMSE(ada) < 1.15 mean RMSE(oracle), by a paired bootstrap over seeds",
+            ("ada RMSE", ada_rmse),
+            {"oracle RMSE x 1.15": 1.15 * orc_rmse},
+            higher_is_better=False,
+            test="bootstrap",
             units=units(),
             requires=["tasks_heterogeneous"],
         )
+    )
+    ada_seed = np.array([np.mean(ada_rmse[np.array(units()) == s]) for s in seeds])
+    orc_seed = np.array([np.mean(orc_rmse[np.array(units()) == s]) for s in seeds])
+    boot = np.random.default_rng(0).integers(0, len(seeds), size=(10_000, len(seeds)))
+    ratios = ada_seed[boot].mean(axis=1) / orc_seed[boot].mean(axis=1)
+    report.metrics["oracle_ratio_of_means"] = {
+        "ratio": float(ada_seed.mean() / orc_seed.mean()),
+        "bootstrap_95": [float(x) for x in np.quantile(ratios, [0.025, 0.975])],
+    }
+    report.add_note(
+        f"oracle_match: ratio of mean RMSEs {ada_seed.mean() / orc_seed.mean():.3f}, paired percentile bootstrap "
+        f"over seeds 95% [{np.quantile(ratios, 0.025):.3f}, {np.quantile(ratios, 0.975):.3f}] (the judge tests "
+        "the equivalent contrast mean(1.15 oracle - ada) > 0 with the same bootstrap)."
     )
     report.add_claim(
         judge_superiority(
@@ -361,22 +539,94 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             requires=["tasks_heterogeneous"],
         )
     )
-    # absolute coverage: per seed, the share of tasks whose 95% interval covers the truth, with the
-    # Monte-Carlo error of a binomial over the seed's distinct intervals (tasks of one recovered cluster share
-    # one interval, so the number of clusters counts, not the number of tasks)
-    cov_seed = [float(np.mean([r["cells"][_cell(m, d)]["ada"]["coverage"] for _, m, _, d in cells])) for r in records]
-    n_int = [sum(r["cells"][_cell(m, d)]["ada"]["n_clusters"] for _, m, _, d in cells) for r in records]
+    # -- many-tasks stress cells ------------------------------------------------------------------------------
+    big = str(max(cfg.stress_m))
+    stress = {m: [r["stress"][m] for r in records] for m in map(str, cfg.stress_m)}
     report.add_claim(
         judge_threshold(
-            "inference",
-            f"The adaptive estimator's Wald 95% intervals cover the true task effects at least "
-            f"{cfg.inference_level:.0%} of the time (absolute; interval includes the binomial Monte-Carlo error "
-            "over the distinct cluster intervals)",
-            ("ada coverage", cov_seed),
-            threshold=cfg.inference_level,
-            sense=">=",
-            mc_se=[float(np.sqrt(0.95 * 0.05 / n)) for n in n_int],
+            "chaining_unguarded",
+            f"Chaining exists: with many noisy tasks (m = {big}) the paper's unguarded rule (exact fusion at the "
+            f"default radius 0.1, connected components) recovers the clusters poorly, ARI <= {cfg.max_chaining_ari}",
+            ("ada_unguarded ARI", [x["ada_unguarded"]["ari"] for x in stress[big]]),
+            threshold=cfg.max_chaining_ari,
+            sense="<=",
+            kind="precondition",
         )
+    )
+    report.add_claim(
+        judge_threshold(
+            "recovery_many_tasks",
+            f"With the chaining guard the clusters are recovered at m = {big} (mean ARI >= 0.9)",
+            ("ada ARI", [x["ada"]["ari"] for x in stress[big]]),
+            threshold=0.9,
+            sense=">=",
+            requires=["chaining_unguarded"],
+        )
+    )
+    report.add_claim(
+        judge_every(
+            "many_tasks_no_worse",
+            "With the chaining guard, adding tasks never makes the method worse than not pooling: mean RMSE <= "
+            f"per-task DML's at every m in {list(cfg.stress_m)}",
+            (
+                "ada minus personalized mean RMSE per m",
+                [float(np.mean([x["ada"]["rmse"] - x["personalized"]["rmse"] for x in stress[m]])) for m in stress],
+            ),
+            bound=0.0,
+            sense="<=",
+            requires=["chaining_unguarded"],
+        )
+    )
+    report.add_table(
+        "stress",
+        [
+            {
+                "m": int(m),
+                "method": meth,
+                "rmse": float(np.mean([x[meth]["rmse"] for x in stress[m]])),
+                "ari": float(np.mean([x[meth]["ari"] for x in stress[m]])),
+                "n_clusters": float(np.mean([x[meth]["n_clusters"] for x in stress[m]])),
+                "cluster_coverage": float(np.mean([c for x in stress[m] for c in x[meth]["cluster_cover"]])),
+                "gap_over_se": float(np.mean([x["gap_over_se"] for x in stress[m]])),
+            }
+            for m in stress
+            for meth in STRESS_METHODS
+        ],
+        caption=f"Many-tasks stress cells (PLR, delta = {cfg.stress_delta:.3g}, n_j = {cfg.stress_n_base} + "
+        "(100 // m) j, p_j cycling 6..15, paper radius 0.1): mean over seeds. gap_over_se = delta / mean per-task SE.",
+    )
+    # -- inference: cluster-level coverage, two-sided against the nominal level ------------------------------
+    cover = [c for r in records for cell in r["cells"].values() for c in cell["ada"]["cluster_cover"]]
+    report.add_claim(judge_coverage("inference", cover, cfg.coverage_level))
+    from scipy.stats import binomtest
+
+    cp = binomtest(int(np.sum(cover)), len(cover)).proportion_ci(0.95, method="exact")
+    report.metrics["cluster_coverage"] = {
+        "covered": int(np.sum(cover)),
+        "n_intervals": len(cover),
+        "coverage": float(np.mean(cover)),
+        "clopper_pearson_95": [float(cp.low), float(cp.high)],
+    }
+    report.add_note(
+        f"inference: {int(np.sum(cover))} of {len(cover)} cluster intervals cover ({np.mean(cover):.3f}); exact "
+        f"95% binomial interval [{cp.low:.3f}, {cp.high:.3f}] against {cfg.coverage_level}."
+    )
+    corr = [r["correlated"] for r in records]
+    report.add_table(
+        "correlated_covariates",
+        [
+            {
+                "method": meth,
+                "rmse": float(np.mean([x[meth]["rmse"] for x in corr])),
+                "ari": float(np.mean([x[meth]["ari"] for x in corr])),
+                "cluster_coverage": float(np.mean([c for x in corr for c in x[meth]["cluster_cover"]])),
+                "n_intervals": len([c for x in corr for c in x[meth]["cluster_cover"]]),
+            }
+            for meth in ("ada", "oracle", "personalized")
+        ],
+        caption=f"Correlated covariates (reported, not judged): PLR, delta = {cfg.corr_delta:.3g}, m = "
+        f"{cfg.n_tasks}, n_j = {cfg.corr_n_base} + {cfg.n_step} j, Corr(X_l, X_l') = {cfg.corr_x}^|l - l'|; "
+        "share of 95% cluster intervals that contain every member task's effect.",
     )
     diffs = [x for x in vals("ada", "ci_diff_vs_oracle") if x is not None]
     n_exact = len(diffs)
@@ -395,10 +645,11 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         )
     report.add_note(
         f"The partition was recovered exactly in {n_exact} of {len(ada_rmse)} studies (where "
-        "inference_matches_oracle applies). Coverage: adaptive "
-        f"{np.mean(vals('ada', 'coverage')):.3f}, oracle {np.mean(vals('oracle', 'coverage')):.3f} (mean over "
-        f"studies), {sum(n_int)} distinct cluster intervals in all; the claim is one-sided, so over-coverage is "
-        "not judged (issue 23)."
+        "inference_matches_oracle applies). Task-level coverage (mean over studies): adaptive "
+        f"{np.mean(vals('ada', 'coverage')):.3f}, oracle {np.mean(vals('oracle', 'coverage')):.3f}. "
+        f"inference pools the {len(cover)} cluster intervals of the main cells as independent draws (the clusters "
+        "of a study hold disjoint, independently simulated tasks); the stress and correlated-covariate cells' "
+        "cluster coverage is reported in their tables, not judged."
     )
 
     # -- figures ------------------------------------------------------------------------------------------
@@ -432,8 +683,10 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         f"p_j = {cfg.p_base} + j; m = {cfg.n_tasks} tasks, K = {cfg.n_clusters} clusters."
     )
     report.add_note(
-        f"ada = paper defaults (c_w={cfg.c_w}, gamma={cfg.gamma}, tau={cfg.tau}, eps_n={cfg.eps_n}); "
-        f"ada_auto = c_w='auto' with kappa={cfg.auto_kappa} (ours), reported only."
+        f"ada = fuse radius tuned on {list(cfg.radius_grid)} (gamma={cfg.gamma}, tau={cfg.tau}, eps_n={cfg.eps_n}), "
+        f"chaining guard on (chain_guard='split', guard_alpha=0.01), n_rep={cfg.n_rep} repeated cross-fits; "
+        f"ada_auto = c_w='auto' with kappa={cfg.auto_kappa} (ours), reported only; the stress cells use the paper "
+        "radius 0.1 for ada and ada_unguarded."
     )
 
 
@@ -481,7 +734,7 @@ EXPERIMENT = register(
     Experiment(
         slug="fused_orthogonal",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 3, "full": 10},
+        seeds={"quick": 3, "full": 12},  # 12 x 6 cells x ~3 clusters >= 200 intervals for `inference`
         measure=measure,
         judge=judge,
         threads=1,  # tiny BLAS calls: one thread avoids oversubscription on a shared CPU

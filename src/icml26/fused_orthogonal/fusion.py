@@ -26,6 +26,9 @@ __all__ = [
     "FusedSolution",
     "fusion_path",
     "fused_objective",
+    "split_chained_clusters",
+    "merge_homogeneous_clusters",
+    "ChainingWarning",
 ]
 
 
@@ -226,3 +229,138 @@ def fusion_path(A, b, weights, scales, **admm_kwargs) -> np.ndarray:
     With adaptive ``weights`` this traces how the task estimates merge into clusters as the penalty grows.
     """
     return np.stack([fused_pairwise_admm(A, b, float(s) * np.asarray(weights), **admm_kwargs).theta for s in scales])
+
+
+class ChainingWarning(UserWarning):
+    """A fused cluster's pilot range exceeds twice the fuse radius and its tasks are not homogeneous."""
+
+
+def _segment(b: np.ndarray, w: np.ndarray, k: int) -> list[int]:
+    """Exact weighted 1-D k-means of sorted ``b`` by dynamic programming: the ``k - 1`` cut points."""
+    n = b.size
+    cw = np.concatenate([[0.0], np.cumsum(w)])
+    cb = np.concatenate([[0.0], np.cumsum(w * b)])
+    cb2 = np.concatenate([[0.0], np.cumsum(w * b * b)])
+    i, j = np.triu_indices(n + 1, 1)  # segment b[i:j]
+    ss = np.full((n + 1, n + 1), np.inf)
+    ss[i, j] = cb2[j] - cb2[i] - (cb[j] - cb[i]) ** 2 / (cw[j] - cw[i])
+    cost = ss[0].copy()  # cost[j]: best 1-segment cost of b[:j]
+    back = []
+    for _ in range(k - 1):
+        tot = cost[:, None] + ss  # tot[i, j]: best of b[:i] plus the segment b[i:j]
+        arg = np.argmin(tot, axis=0)
+        cost = tot[arg, np.arange(n + 1)]
+        back.append(arg)
+    cuts, j = [], n
+    for arg in reversed(back):
+        j = int(arg[j])
+        cuts.append(j)
+    return sorted(cuts)
+
+
+def split_chained_clusters(labels, pilots, pilot_se, radius, alpha: float = 0.01) -> tuple[np.ndarray, list]:
+    """Guard against single-linkage chaining of the fused clusters (1-D targets).
+
+    Exact fusion merges every pair closer than the fuse radius ``r`` and, transitively, their neighbours: with
+    many or noisy tasks a chain of close pairs can join clusters whose centres are far apart.  A cluster ``C``
+    whose pilot range ``max_C b - min_C b`` exceeds ``2 r`` is *flagged* (no pair of a chain-free cluster is
+    more than ``r`` apart).  A flagged cluster that fails Cochran's homogeneity test,
+    ``Q = sum_C w_j (b_j - bbar_w)^2 > chi2_{|C|-1, 1-alpha}`` with ``w_j = 1 / se_j^2``, is split into the
+    fewest groups ``k = 2, 3, ...`` of its sorted pilots, cut by exact weighted 1-D k-means (dynamic
+    programming), whose every group is acceptable: range ``<= 2 r`` or homogeneous by the same test.  A wide
+    but homogeneous cluster of noisy tasks is kept.  ``alpha = 1`` accepts a group only by its range (the
+    range rule alone).
+
+    ``radius``: a number or an (m, m) array of per-pair radii (the largest pair radius in ``C`` is used).
+    Returns ``(labels, flagged)``: labels numbered by first appearance and the list of flagged clusters
+    (sorted task indices), split or not.
+    """
+    from scipy.stats import chi2
+
+    lab = np.asarray(labels).ravel()
+    p = np.asarray(pilots, dtype=float).ravel()
+    se = np.asarray(pilot_se, dtype=float).ravel()
+    m = lab.size
+    if p.shape != (m,) or se.shape != (m,):
+        raise ValueError(f"pilots and pilot_se must have shape ({m},) like labels, got {p.shape} and {se.shape}")
+    if not np.all(np.isfinite(se) & (se > 0)):
+        raise ValueError("pilot_se must contain finite values > 0")
+    if not (isinstance(alpha, (int, float)) and 0.0 < alpha <= 1.0):
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+    r = np.asarray(radius, dtype=float)
+    if not (r.shape in ((), (m, m)) and np.all(np.isfinite(r) & (r >= 0))):
+        raise ValueError(f"radius must be a finite number >= 0 or an ({m}, {m}) array of them")
+    w_all = 1.0 / se**2
+
+    def radius_of(idx):
+        return float(r) if r.ndim == 0 else float(r[np.ix_(idx, idx)].max())
+
+    def acceptable(idx, r_c):
+        if idx.size < 2 or p[idx].max() - p[idx].min() <= 2.0 * r_c:
+            return True
+        if alpha >= 1.0:
+            return False
+        w = w_all[idx]
+        mu = np.sum(w * p[idx]) / np.sum(w)
+        return chi2.sf(float(np.sum(w * (p[idx] - mu) ** 2)), idx.size - 1) >= alpha
+
+    flagged: list = []
+    out = np.empty(m, dtype=int)
+    n_out = 0
+    for c in np.unique(lab):
+        idx = np.flatnonzero(lab == c)
+        idx = idx[np.argsort(p[idx], kind="stable")]
+        r_c = radius_of(idx)
+        parts = [idx]
+        if idx.size >= 2 and p[idx[-1]] - p[idx[0]] > 2.0 * r_c:
+            flagged.append(sorted(idx.tolist()))
+            for k in range(2 if not acceptable(idx, r_c) else 1, idx.size + 1):
+                if k == 1:
+                    break
+                cuts = _segment(p[idx], w_all[idx], k)
+                parts = np.split(idx, cuts)
+                if all(acceptable(g, r_c) for g in parts):
+                    break
+        for g in parts:
+            out[g] = n_out
+            n_out += 1
+    _, first, inv = np.unique(out, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inv], flagged
+
+
+def merge_homogeneous_clusters(labels, pilots, pilot_se, alpha: float = 0.01) -> np.ndarray:
+    """Undo over-splitting (1-D targets): merge neighbouring clusters while their union is homogeneous.
+
+    Clusters are ordered by their precision-weighted mean pilot.  Repeatedly, among neighbouring pairs whose
+    union passes Cochran's test (``Q = sum w_j (b_j - bbar_w)^2 <= chi2_{n-1, 1-alpha}``, ``w_j = 1 / se_j^2``,
+    over the union's tasks) the pair with the largest p-value is merged, until no pair passes.  This is the
+    mirror image of :func:`split_chained_clusters` (the same test decides both), so a cluster the guard split is
+    never merged back.  Returns labels numbered by first appearance.
+    """
+    from scipy.stats import chi2
+
+    lab = np.asarray(labels).ravel()
+    p = np.asarray(pilots, dtype=float).ravel()
+    w = 1.0 / np.asarray(pilot_se, dtype=float).ravel() ** 2
+    if p.shape != lab.shape or w.shape != lab.shape:
+        raise ValueError(f"pilots and pilot_se must have shape ({lab.size},) like labels")
+    if not (isinstance(alpha, (int, float)) and 0.0 < alpha <= 1.0):
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+    groups = [np.flatnonzero(lab == c) for c in np.unique(lab)]
+
+    def pval(idx):
+        mu = np.sum(w[idx] * p[idx]) / np.sum(w[idx])
+        return float(chi2.sf(np.sum(w[idx] * (p[idx] - mu) ** 2), idx.size - 1))
+
+    while len(groups) > 1:
+        groups.sort(key=lambda g: np.sum(w[g] * p[g]) / np.sum(w[g]))
+        ps = [pval(np.concatenate([groups[i], groups[i + 1]])) for i in range(len(groups) - 1)]
+        best = int(np.argmax(ps))
+        if ps[best] < alpha:
+            break
+        groups[best : best + 2] = [np.concatenate([groups[best], groups[best + 1]])]
+    out = np.empty(lab.size, dtype=int)
+    for c, g in enumerate(groups):
+        out[g] = c
+    _, first, inv = np.unique(out, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inv]

@@ -33,6 +33,7 @@ __all__ = [
     "IRMScore",
     "CrossFitScores",
     "cross_fit_scores",
+    "aggregate_repetitions",
     "default_regressor",
     "default_classifier",
 ]
@@ -178,58 +179,103 @@ class IRMScore(_Score):
         return -np.ones_like(y), psi_b
 
 
+_Z_AGG = 1.96  # DoubleML's critical value when it aggregates repeated cross-fits (utils/_estimation.py)
+
+
+def aggregate_repetitions(coefs, ses) -> tuple[float, float]:
+    """DoubleML's aggregation of ``n_rep`` repeated cross-fits (``_aggregate_coefs_and_ses``, doubleml 0.11).
+
+    ``coef = median_r coef_r`` and ``se = (median_r (coef_r + 1.96 se_r) - coef) / 1.96`` (the median upper
+    confidence bound turned back into a standard error).  One repetition returns ``(coef, se)`` unchanged.
+    """
+    c = np.asarray(coefs, dtype=float).ravel()
+    s = np.asarray(ses, dtype=float).ravel()
+    if c.size == 1:
+        return float(c[0]), float(s[0])
+    coef = float(np.median(c))
+    return coef, float((np.median(c + _Z_AGG * s) - coef) / _Z_AGG)
+
+
 @dataclass(frozen=True)
 class CrossFitScores:
-    """Cross-fitted score elements of ``m`` tasks: ``psi_a[j]``, ``psi_b[j]`` of length ``n_j``.
+    """Cross-fitted score elements of ``m`` tasks: ``psi_a[j]``, ``psi_b[j]`` of shape ``(n_rep, n_j)``.
 
-    Fitting every estimator in this module from the same :class:`CrossFitScores` compares them on the very
-    same nuisance fits (see ``fit_scores``).
+    Repetition ``r`` holds the scores of one random ``n_folds``-fold split (DoubleML's ``n_rep``); 1-D arrays
+    are read as one repetition.  Every estimate aggregates the repetitions the way DoubleML does
+    (:func:`aggregate_repetitions`): per-task estimates (the pilots, ``b``), pooled cluster estimates and their
+    standard errors.  Fitting every estimator in this module from the same :class:`CrossFitScores` compares them
+    on the very same nuisance fits (see ``fit_scores``).
     """
 
     psi_a: tuple[np.ndarray, ...]
     psi_b: tuple[np.ndarray, ...]
     model: str = ""
 
+    def __post_init__(self) -> None:
+        pa = tuple(np.atleast_2d(np.asarray(a, dtype=float)) for a in self.psi_a)
+        pb = tuple(np.atleast_2d(np.asarray(b, dtype=float)) for b in self.psi_b)
+        if len(pa) != len(pb) or any(a.shape != b.shape for a, b in zip(pa, pb)):
+            raise ValueError("psi_a and psi_b must hold one array of the same shape per task")
+        if pa and (any(a.ndim != 2 for a in pa) or len({a.shape[0] for a in pa}) != 1):
+            raise ValueError("every task must have the same number of repetitions (arrays of shape (n_rep, n_j))")
+        object.__setattr__(self, "psi_a", pa)
+        object.__setattr__(self, "psi_b", pb)
+
     @property
     def n_tasks(self) -> int:
         return len(self.psi_a)
 
     @property
+    def n_rep(self) -> int:
+        """Number of repeated cross-fits."""
+        return self.psi_a[0].shape[0]
+
+    @property
     def n(self) -> np.ndarray:
         """Samples per task, shape (m,)."""
-        return np.array([len(a) for a in self.psi_a])
+        return np.array([a.shape[1] for a in self.psi_a])
 
     @property
     def a(self) -> np.ndarray:
-        """Curvatures ``a_j = -mean_i psi_a`` of the per-task quadratic losses, shape (m,)."""
+        """Curvatures ``a_j = -mean psi_a`` (over samples and repetitions) of the per-task losses, shape (m,)."""
         return np.array([-np.mean(a) for a in self.psi_a])
 
     @property
     def b(self) -> np.ndarray:
-        """Per-task DML estimates ``b_j = -sum_i psi_b / sum_i psi_a`` (minimisers of ``f_j``), shape (m,)."""
-        return np.array([-np.sum(pb) / np.sum(pa) for pa, pb in zip(self.psi_a, self.psi_b)])
+        """Per-task DML estimates (the minimisers of ``f_j``; aggregated over repetitions), shape (m,).
+
+        One repetition: ``b_j = -sum_i psi_b / sum_i psi_a``; several: the median over repetitions.
+        """
+        if self.n_rep == 1:
+            return np.array([-np.sum(pb) / np.sum(pa) for pa, pb in zip(self.psi_a, self.psi_b)])
+        return np.array([self.pooled([j])[0] for j in range(self.n_tasks)])
+
+    def _stack(self, tasks) -> tuple[np.ndarray, np.ndarray]:
+        idx = np.asarray(tasks, dtype=int).ravel()
+        if idx.size == 0:
+            raise ValueError("tasks must name at least one task")
+        return (
+            np.concatenate([self.psi_a[j] for j in idx], axis=1),
+            np.concatenate([self.psi_b[j] for j in idx], axis=1),
+        )
 
     def pooled(self, tasks: Sequence[int] | np.ndarray) -> tuple[float, float]:
         """Pooled DML estimate over the tasks in ``tasks`` and its sandwich standard error.
 
-        ``theta = -sum psi_b / sum psi_a``, ``se = sqrt(sum (psi_a theta + psi_b)^2) / |sum psi_a|`` (sums
-        over every observation of those tasks).
+        Per repetition ``theta_r = -sum psi_b / sum psi_a`` and
+        ``se_r = sqrt(sum (psi_a theta_r + psi_b)^2) / |sum psi_a|`` (sums over every observation of those
+        tasks), aggregated over repetitions by :func:`aggregate_repetitions`.
         """
-        idx = np.asarray(tasks, dtype=int).ravel()
-        if idx.size == 0:
-            raise ValueError("tasks must name at least one task")
-        pa = np.concatenate([self.psi_a[j] for j in idx])
-        pb = np.concatenate([self.psi_b[j] for j in idx])
-        theta = -pb.sum() / pa.sum()
-        se = np.sqrt(np.sum((pa * theta + pb) ** 2)) / abs(pa.sum())
-        return float(theta), float(se)
+        pa, pb = self._stack(tasks)
+        theta = -pb.sum(axis=1) / pa.sum(axis=1)
+        se = np.sqrt(np.sum((pa * theta[:, None] + pb) ** 2, axis=1)) / np.abs(pa.sum(axis=1))
+        return aggregate_repetitions(theta, se)
 
     def se_at(self, tasks: Sequence[int] | np.ndarray, theta: float) -> float:
-        """Sandwich standard error of the pooled score of ``tasks`` evaluated at ``theta``."""
-        idx = np.asarray(tasks, dtype=int).ravel()
-        pa = np.concatenate([self.psi_a[j] for j in idx])
-        pb = np.concatenate([self.psi_b[j] for j in idx])
-        return float(np.sqrt(np.sum((pa * theta + pb) ** 2)) / abs(pa.sum()))
+        """Sandwich standard error of the pooled score of ``tasks`` evaluated at ``theta`` (median over reps)."""
+        pa, pb = self._stack(tasks)
+        se = np.sqrt(np.sum((pa * theta + pb) ** 2, axis=1)) / np.abs(pa.sum(axis=1))
+        return float(np.median(se))
 
 
 def make_score(model: str, ml_l=None, ml_m=None):
@@ -246,10 +292,14 @@ def cross_fit_scores(
     score: _Score,
     n_folds: int = 2,
     random_state: int | None = None,
+    n_rep: int = 1,
 ) -> CrossFitScores:
-    """Cross-fit ``score``'s nuisances task by task (``n_folds`` folds each) and return the score elements.
+    """Cross-fit ``score``'s nuisances task by task (``n_folds`` folds each, ``n_rep`` independent random splits)
+    and return the score elements.
 
-    Raises ``ValueError`` if ``tasks`` is empty, ``n_folds < 2``, or a task has fewer samples than folds.
+    Repetition ``r`` of task ``j`` splits with the seed ``SeedSequence(random_state).generate_state(m n_rep)
+    [r m + j]``, so repetition 0 is the single-split fit.  Raises ``ValueError`` if ``tasks`` is empty,
+    ``n_folds < 2``, ``n_rep < 1``, or a task has fewer samples than folds.
     """
     if isinstance(tasks, TaskData) or not isinstance(tasks, Sequence):
         raise TypeError("tasks must be a list of TaskData")
@@ -257,17 +307,21 @@ def cross_fit_scores(
         raise ValueError("tasks must hold at least one TaskData")
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
         raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    if isinstance(n_rep, bool) or not isinstance(n_rep, (int, np.integer)) or n_rep < 1:
+        raise ValueError(f"n_rep must be an integer >= 1, got {n_rep!r}")
     for j, t in enumerate(tasks):
         score._check_task(t, j)
         if t.n < n_folds:
             raise ValueError(f"tasks[{j}] has {t.n} samples, fewer than n_folds={n_folds}; need n_j >= n_folds")
-    seeds = np.random.SeedSequence(random_state).generate_state(len(tasks))
+    m = len(tasks)
+    seeds = np.random.SeedSequence(random_state).generate_state(m * int(n_rep))
     psi_a, psi_b = [], []
     for j, t in enumerate(tasks):
-        pa, pb = score.cross_fit(t, score.folds(t, int(n_folds), int(seeds[j])))
+        reps = [score.cross_fit(t, score.folds(t, int(n_folds), int(seeds[r * m + j]))) for r in range(n_rep)]
+        pa, pb = np.array([r[0] for r in reps]), np.array([r[1] for r in reps])
         if not (np.all(np.isfinite(pa)) and np.all(np.isfinite(pb))):
             raise ValueError(f"the nuisance learners produced non-finite scores on tasks[{j}]")
-        if np.sum(pa) == 0:
+        if np.any(np.sum(pa, axis=1) == 0):
             raise ValueError(f"tasks[{j}] has a zero score Jacobian (sum psi_a = 0): the target is not identified")
         psi_a.append(pa)
         psi_b.append(pb)
