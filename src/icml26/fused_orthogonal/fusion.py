@@ -314,13 +314,11 @@ def split_chained_clusters(labels, pilots, pilot_se, radius, alpha: float = 0.01
         parts = [idx]
         if idx.size >= 2 and p[idx[-1]] - p[idx[0]] > 2.0 * r_c:
             flagged.append(sorted(idx.tolist()))
-            for k in range(2 if not acceptable(idx, r_c) else 1, idx.size + 1):
-                if k == 1:
-                    break
-                cuts = _segment(p[idx], w_all[idx], k)
-                parts = np.split(idx, cuts)
-                if all(acceptable(g, r_c) for g in parts):
-                    break
+            if not acceptable(idx, r_c):  # wide and heterogeneous: the fewest acceptable groups
+                for k in range(2, idx.size + 1):
+                    parts = np.split(idx, _segment(p[idx], w_all[idx], k))
+                    if all(acceptable(g, r_c) for g in parts):
+                        break
         for g in parts:
             out[g] = n_out
             n_out += 1
@@ -334,8 +332,9 @@ def merge_homogeneous_clusters(labels, pilots, pilot_se, alpha: float = 0.01) ->
     Clusters are ordered by their precision-weighted mean pilot.  Repeatedly, among neighbouring pairs whose
     union passes Cochran's test (``Q = sum w_j (b_j - bbar_w)^2 <= chi2_{n-1, 1-alpha}``, ``w_j = 1 / se_j^2``,
     over the union's tasks) the pair with the largest p-value is merged, until no pair passes.  This is the
-    mirror image of :func:`split_chained_clusters` (the same test decides both), so a cluster the guard split is
-    never merged back.  Returns labels numbered by first appearance.
+    mirror image of :func:`split_chained_clusters` (the same test decides both): a cluster the guard split for
+    failing the test is never merged back whole, though two of its parts may merge if their union passes.
+    Returns labels numbered by first appearance.
     """
     from scipy.stats import chi2
 
