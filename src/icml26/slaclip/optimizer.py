@@ -26,9 +26,20 @@ from torch.utils.data import DataLoader
 from ._slack import _encode, _positive_real, recommended_num_slots
 from .controllers import SlaClipController, SlaClipQController
 
-__all__ = ["SlaClipDPOptimizer", "make_private_slaclip"]
+__all__ = ["SlaClipDPOptimizer", "make_private_slaclip", "make_private_slaclip_with_epsilon"]
 
 Controller = Callable[[float, torch.Tensor], float]
+
+
+def _scalar(value: object, name: str) -> object:
+    """A one-element tensor (as Opacus accepts for ``max_grad_norm``) as a Python float; anything else as is."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise ValueError(
+                f"{name} must be a number or a one-element tensor, got a tensor of shape {tuple(value.shape)}"
+            )
+        return float(value.detach().cpu().reshape(()))
+    return value
 
 
 class SlaClipDPOptimizer(DPOptimizer):
@@ -82,7 +93,7 @@ class SlaClipDPOptimizer(DPOptimizer):
         **kwargs,
     ) -> None:
         noise_multiplier = _positive_real(noise_multiplier, "noise_multiplier")
-        max_grad_norm = _positive_real(max_grad_norm, "max_grad_norm")
+        max_grad_norm = _positive_real(_scalar(max_grad_norm, "max_grad_norm"), "max_grad_norm")
         if expected_batch_size is None:
             raise ValueError("expected_batch_size is required: the slack indicator divides by it")
         _positive_real(expected_batch_size, "expected_batch_size")
@@ -167,6 +178,39 @@ class SlaClipDPOptimizer(DPOptimizer):
         self.slack_indicator = released / (clip / math.sqrt(self.num_slots) * batch)  # = slack_indicator(...)
         self._released = True
 
+    def state_dict(self) -> dict:
+        """The wrapped optimizer's state plus SlaClip's: ``C_t``, the threshold history, the last released
+        indicator and the controller's own ``state_dict()`` if it has one.  Reloading resumes at ``C_t`` (Opacus's
+        ``DPOptimizer.state_dict`` alone would restart from ``C_0``)."""
+        state = dict(super().state_dict())
+        state["slaclip"] = {
+            "max_grad_norm": float(self.max_grad_norm),
+            "clip_history": list(self.clip_history),
+            "slack_indicator": None if self.slack_indicator is None else self.slack_indicator.detach().clone(),
+            "num_slots": self.num_slots,
+            "controller": self.controller.state_dict() if hasattr(self.controller, "state_dict") else None,
+        }
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Inverse of :meth:`state_dict`; a plain ``torch.optim`` state dict (no ``"slaclip"`` entry) loads only
+        the wrapped optimizer's state and keeps the current threshold."""
+        state_dict = dict(state_dict)
+        ours = state_dict.pop("slaclip", None)
+        super().load_state_dict(state_dict)
+        if ours is None:
+            return
+        if int(ours["num_slots"]) != self.num_slots:
+            raise ValueError(
+                f"state_dict was saved with num_slots={ours['num_slots']}, this optimizer has {self.num_slots}"
+            )
+        self.max_grad_norm = _positive_real(float(ours["max_grad_norm"]), "max_grad_norm")
+        self.clip_history = [float(c) for c in ours["clip_history"]]
+        s_hat = ours["slack_indicator"]
+        self.slack_indicator = None if s_hat is None else torch.as_tensor(s_hat).clone()
+        if ours.get("controller") is not None and hasattr(self.controller, "load_state_dict"):
+            self.controller.load_state_dict(ours["controller"])
+
     def zero_grad(self, set_to_none: bool = False) -> None:
         super().zero_grad(set_to_none)
         if not self._is_last_step_skipped:
@@ -221,7 +265,7 @@ def make_private_slaclip(
     if not isinstance(privacy_engine, PrivacyEngine):
         raise TypeError(f"privacy_engine must be an opacus PrivacyEngine, got {type(privacy_engine).__name__}")
     noise_multiplier = _positive_real(noise_multiplier, "noise_multiplier")
-    max_grad_norm = _positive_real(max_grad_norm, "max_grad_norm")
+    max_grad_norm = _positive_real(_scalar(max_grad_norm, "max_grad_norm"), "max_grad_norm")
     if controller is None:
         if variant == "slaclip":
             controller = SlaClipController(
@@ -262,3 +306,43 @@ def make_private_slaclip(
     )
     slaclip.attach_step_hook(privacy_engine.accountant.get_optimizer_hook_fn(sample_rate=sample_rate))
     return model, slaclip, loader
+
+
+def make_private_slaclip_with_epsilon(
+    privacy_engine: PrivacyEngine,
+    module: nn.Module,
+    optimizer: Optimizer,
+    data_loader: DataLoader,
+    target_epsilon: float,
+    target_delta: float,
+    epochs: int,
+    max_grad_norm: float,
+    **kwargs,
+) -> tuple[nn.Module, SlaClipDPOptimizer, DataLoader]:
+    """Like ``privacy_engine.make_private_with_epsilon(...)``: solve for ``sigma`` with Opacus's own
+    ``get_noise_multiplier`` (the engine's accountant, sample rate ``1 / len(data_loader)``, ``epochs``), then
+    :func:`make_private_slaclip`.  SlaClip's slots ride in the same Gaussian release, so the solved ``sigma``
+    reaches ``target_epsilon`` exactly as it would for vanilla DP-SGD.  ``kwargs`` go to
+    :func:`make_private_slaclip` (``variant``, ``num_slots``, controller settings, ``make_private`` options);
+    ``epsilon_tolerance`` goes to ``get_noise_multiplier``.
+    """
+    from opacus.accountants.utils import get_noise_multiplier
+
+    if not isinstance(privacy_engine, PrivacyEngine):
+        raise TypeError(f"privacy_engine must be an opacus PrivacyEngine, got {type(privacy_engine).__name__}")
+    target_epsilon = _positive_real(target_epsilon, "target_epsilon")
+    target_delta = _positive_real(target_delta, "target_delta")
+    if target_delta >= 1:
+        raise ValueError(f"target_delta must lie in (0, 1), got {target_delta}")
+    if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 1:
+        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    extra = {"epsilon_tolerance": kwargs.pop("epsilon_tolerance")} if "epsilon_tolerance" in kwargs else {}
+    sigma = get_noise_multiplier(
+        target_epsilon=target_epsilon,
+        target_delta=target_delta,
+        sample_rate=1.0 / len(data_loader),
+        epochs=int(epochs),
+        accountant=privacy_engine.accountant.mechanism(),
+        **extra,
+    )
+    return make_private_slaclip(privacy_engine, module, optimizer, data_loader, sigma, max_grad_norm, **kwargs)

@@ -1,0 +1,224 @@
+"""Privacy audits of a SlaClip optimizer that can fail: they measure the release, not the accountant.
+
+Equal accountant histories say only that the same ``(sigma, q)`` was *booked*; they cannot see an optimizer
+that releases something else.  These three audits run the optimizer itself and look at what it releases:
+
+* :func:`audit_sensitivity`: the un-normalised release ``S(D) = sum_i [clip(g_i); v_i]`` (gradient coordinates
+  and the ``K`` slack slots) of a batch and of the same batch with one sample removed, under the same noise
+  draws, differ by at most ``C_t`` in L2 norm: the sensitivity the Gaussian mechanism is calibrated to.
+* :func:`audit_slot_noise`: over repeated releases of one fixed batch, the slot noise (release minus the
+  un-noised slack sum) has standard deviation ``sigma C_t`` in every slot (a two-sided chi-square interval).
+* :func:`audit_controller_inputs`: after a step nothing the optimizer keeps, and nothing the controller is fed,
+  equals the un-noised slack statistic (a controller or a logger holding the optimizer could read it).
+
+Each takes a factory ``make_optimizer(params) -> SlaClipDPOptimizer`` that must seed the noise generator the
+same way on every call (``generator=torch.Generator().manual_seed(s)``), a factory ``make_model() -> nn.Module``
+that returns identical models, and one batch ``(x, y)``; ``loss_fn(outputs, y)`` defaults to cross-entropy.
+All three return a small dict with the measured numbers and a boolean ``passed``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from opacus import GradSampleModule
+from torch import nn
+
+from ._slack import _encode
+from .optimizer import SlaClipDPOptimizer
+
+__all__ = ["audit_sensitivity", "audit_slot_noise", "audit_controller_inputs", "released_sum"]
+
+MakeOptimizer = Callable[..., SlaClipDPOptimizer]
+
+
+def _check_factories(make_optimizer, make_model, x, y) -> None:
+    if not callable(make_optimizer):
+        raise TypeError(f"make_optimizer must be callable (params) -> SlaClipDPOptimizer, got {type(make_optimizer)}")
+    if not callable(make_model):
+        raise TypeError(f"make_model must be callable () -> nn.Module, got {type(make_model).__name__}")
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor) or len(x) != len(y) or len(x) < 2:
+        raise ValueError("x and y must be tensors with the same number (>= 2) of samples")
+
+
+def _step(make_optimizer, make_model, x, y, loss_fn, controller=None) -> tuple[nn.Module, SlaClipDPOptimizer]:
+    """One logical step on a fresh model; the learning rate does not matter (the release is read from grads)."""
+    model = GradSampleModule(make_model())
+    opt = make_optimizer(model.parameters())
+    if not isinstance(opt, SlaClipDPOptimizer):
+        raise TypeError(f"make_optimizer must return a SlaClipDPOptimizer, got {type(opt).__name__}")
+    if controller is not None:
+        opt.controller = controller
+    opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    opt.step()
+    return model, opt
+
+
+def released_sum(optimizer: SlaClipDPOptimizer, clip: float) -> torch.Tensor:
+    """The un-normalised release ``[sum_i clip(g_i) + noise ; sum_i v_i + noise]`` of the last step.
+
+    Opacus divides the gradient release by ``expected_batch_size * accumulated_iterations`` (mean reduction) and
+    SlaClip divides the slots by ``(C_t / sqrt(K)) * expected_batch_size``; this undoes both.  ``clip`` is the
+    threshold that step used (``optimizer.clip_history[-1]``).
+    """
+    if optimizer.slack_indicator is None:
+        raise ValueError("optimizer has not released anything yet: call step() first")
+    scale = optimizer.expected_batch_size if optimizer.loss_reduction == "mean" else 1
+    grads = torch.cat([p.grad.reshape(-1) for p in optimizer.params]) * scale
+    slots = optimizer.slack_indicator * (clip / math.sqrt(optimizer.num_slots) * optimizer.expected_batch_size)
+    return torch.cat([grads.double(), slots.double()])
+
+
+def _default_loss(outputs, y):
+    return nn.functional.cross_entropy(outputs, y)
+
+
+def audit_sensitivity(
+    make_optimizer: MakeOptimizer,
+    make_model: Callable[[], nn.Module],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    loss_fn=_default_loss,
+    n_neighbours: int = 8,
+    tol: float = 1e-4,
+) -> dict:
+    """Removing one sample changes the release by at most ``C_t``: ``max_i ||S(D) - S(D \\ i)|| / C_t <= 1 + tol``.
+
+    ``n_neighbours`` evenly spaced samples are removed one at a time.  Both releases draw the same noise (the
+    factory seeds the generator alike), which cancels in the difference: what is left is the removed sample's
+    contribution, clipped gradient and slack slots together.  Only samples *inside* the threshold carry slack, so
+    the audit has power against a mis-scaled slot encoding only if some removed samples have ``||g_i|| < C_t``
+    (reported as ``removed_inside_threshold``).
+    """
+    _check_factories(make_optimizer, make_model, x, y)
+    if isinstance(n_neighbours, bool) or not isinstance(n_neighbours, int) or n_neighbours < 1:
+        raise ValueError(f"n_neighbours must be an integer >= 1, got {n_neighbours!r}")
+    model, full = _step(make_optimizer, make_model, x, y, loss_fn)
+    clip = full.clip_history[-1]
+    s_full = released_sum(full, clip)
+    per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
+    norms = torch.stack(per, 1).norm(2, dim=1)
+    ratios, inside = [], 0
+    for i in np.linspace(0, len(x) - 1, min(n_neighbours, len(x))).round().astype(int):
+        keep = torch.arange(len(x)) != int(i)
+        _, nb = _step(make_optimizer, make_model, x[keep], y[keep], loss_fn)
+        ratios.append(float((s_full - released_sum(nb, clip)).norm()) / clip)
+        inside += int(norms[i] < clip)
+    worst = max(ratios)
+    return {
+        "max_change_over_clip": worst,
+        "ratios": ratios,
+        "clip": clip,
+        "removed_inside_threshold": inside,
+        "passed": worst <= 1.0 + tol,
+    }
+
+
+def audit_slot_noise(
+    make_optimizer: MakeOptimizer,
+    make_model: Callable[[], nn.Module],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    loss_fn=_default_loss,
+    n_releases: int = 400,
+    level: float = 1e-3,
+) -> dict:
+    """Slot noise sd equals ``sigma C_t``: a two-sided chi-square test of the pooled slot-noise variance.
+
+    The same batch is released ``n_releases`` times by one optimizer (its generator advances, so every release
+    draws fresh noise, and its controller keeps moving the threshold); before each release the un-noised slack
+    sum is recomputed from the per-sample gradient norms.  The noise of every slot, divided by the threshold
+    ``C_t`` of its release, should have variance ``sigma^2``: ``passed`` if ``sigma^2`` lies inside the
+    ``1 - level`` confidence interval of the pooled variance.
+    """
+    from scipy.stats import chi2
+
+    _check_factories(make_optimizer, make_model, x, y)
+    if isinstance(n_releases, bool) or not isinstance(n_releases, int) or n_releases < 10:
+        raise ValueError(f"n_releases must be an integer >= 10, got {n_releases!r}")
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    model = GradSampleModule(make_model())
+    opt = make_optimizer(model.parameters())
+    if not isinstance(opt, SlaClipDPOptimizer):
+        raise TypeError(f"make_optimizer must return a SlaClipDPOptimizer, got {type(opt).__name__}")
+    noise = []
+    for _ in range(n_releases):
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
+        clean = _encode(torch.stack(per, 1).norm(2, dim=1).detach(), opt.current_clip, opt.num_slots).sum(0)
+        clip = opt.current_clip
+        opt.step()
+        slots = opt.slack_indicator.double() * (clip / math.sqrt(opt.num_slots) * opt.expected_batch_size)
+        noise.append((slots - clean.double()) / clip)  # in units of the threshold this release used
+    e = torch.stack(noise)  # (n_releases, K)
+    dof = e.numel()
+    var = float((e**2).sum()) / dof  # mean known (zero): chi-square with dof degrees of freedom
+    lo, hi = var * dof / chi2.ppf(1 - level / 2, dof), var * dof / chi2.ppf(level / 2, dof)
+    target = opt.noise_multiplier**2
+    return {
+        "sd_over_clip": math.sqrt(var),
+        "noise_multiplier": opt.noise_multiplier,
+        "sd_interval": [math.sqrt(lo), math.sqrt(hi)],
+        "passed": lo <= target <= hi,
+    }
+
+
+def audit_controller_inputs(
+    make_optimizer: MakeOptimizer,
+    make_model: Callable[[], nn.Module],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    loss_fn=_default_loss,
+) -> dict:
+    """Neither the controller's input nor any tensor the optimizer keeps after the step is the un-noised slack.
+
+    The controller is replaced by a recorder; the clean slack sum and clean indicator are recomputed from the
+    per-sample norms.  ``passed`` if the fed ``s_hat`` differs from the clean indicator and no tensor attribute of
+    the optimizer (searched one level deep, lists and dicts included) equals the clean sum or indicator.
+    """
+    _check_factories(make_optimizer, make_model, x, y)
+    fed: list[torch.Tensor] = []
+
+    def recorder(clip, s_hat):
+        fed.append(torch.as_tensor(s_hat).detach().clone())
+        return clip
+
+    model = GradSampleModule(make_model())
+    opt = make_optimizer(model.parameters())
+    if not isinstance(opt, SlaClipDPOptimizer):
+        raise TypeError(f"make_optimizer must return a SlaClipDPOptimizer, got {type(opt).__name__}")
+    opt.controller = recorder
+    opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
+    clip = opt.current_clip
+    clean_sum = _encode(torch.stack(per, 1).norm(2, dim=1).detach(), clip, opt.num_slots).sum(0)
+    batch = opt.expected_batch_size * opt.accumulated_iterations
+    clean_ind = clean_sum / (clip / math.sqrt(opt.num_slots) * batch)
+    opt.step()
+
+    def same(t):
+        return (
+            isinstance(t, torch.Tensor)
+            and t.shape == clean_sum.shape
+            and (torch.allclose(t.double(), clean_sum.double()) or torch.allclose(t.double(), clean_ind.double()))
+        )
+
+    leaks = []
+    for name, value in vars(opt).items():
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+        if any(same(v) for v in items):
+            leaks.append(name)
+    fed_clean = bool(fed) and same(fed[-1])
+    return {
+        "fed": len(fed),
+        "fed_clean": fed_clean,
+        "leaks": leaks,
+        "passed": bool(fed) and not fed_clean and not leaks,
+    }
