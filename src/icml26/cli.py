@@ -220,6 +220,9 @@ def verify(
     out: Annotated[Path, typer.Option(help="Folder for the new run folders.")] = Path("runs"),
     rtol: Annotated[float, typer.Option(help="Relative tolerance for claims' and preconditions' numbers.")] = 0.1,
     check_rtol: Annotated[float, typer.Option(help="Relative tolerance for checks' numbers.")] = 1e-6,
+    timing_rtol: Annotated[
+        float, typer.Option(help="Relative tolerance for the numbers of wall-clock statements (speed, throughput).")
+    ] = 0.5,
     jobs: Annotated[int, typer.Option(help="Seeds measured in parallel.")] = 1,
 ) -> None:
     """Run the preset and compare every verdict and judged number with the reference run.
@@ -231,8 +234,8 @@ def verify(
 
     if preset not in PRESETS:
         _fail(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
-    if rtol < 0 or check_rtol < 0:
-        _fail(f"--rtol and --check-rtol must be >= 0; got {rtol} and {check_rtol}")
+    if rtol < 0 or check_rtol < 0 or timing_rtol < 0:
+        _fail(f"--rtol, --check-rtol and --timing-rtol must be >= 0; got {rtol}, {check_rtol} and {timing_rtol}")
     if jobs < 1:
         _fail(f"--jobs must be an integer >= 1; got {jobs}")
     if not reference.is_dir():
@@ -258,6 +261,7 @@ def verify(
 
     from rich.table import Table
 
+    from .core.registry import get
     from .core.runner import run_experiment
     from .core.seeding import set_threads
 
@@ -278,7 +282,14 @@ def verify(
             )
         except KeyboardInterrupt:
             _interrupted()
-        diffs = compare(ref[slug], load_result(run_dir), rtol=rtol, check_rtol=check_rtol)
+        diffs = compare(
+            ref[slug],
+            load_result(run_dir),
+            rtol=rtol,
+            check_rtol=check_rtol,
+            timing_statements=get(slug).timing_statements,
+            timing_rtol=timing_rtol,
+        )
         moved += [{"paper": slug, **d} for d in diffs]
         err.print(f"  {'reproduces' if not diffs else f'{len(diffs)} difference(s)'} ({run_dir})", highlight=False)
     if not moved:

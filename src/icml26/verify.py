@@ -7,7 +7,10 @@ compared, statement by statement (matched by id):
 * the **judged numbers**: the method's mean, each baseline's mean and the mean advantage over it.  A number
   reproduces when ``|now - ref| <= atol + rtol * |ref|``.  Checks use ``check_rtol`` (default ``1e-6``:
   they are deterministic up to floating-point round-off); claims and preconditions use ``rtol`` (default 0.1:
-  stochastic training on another machine, BLAS or thread count moves them a little).
+  stochastic training on another machine, BLAS or thread count moves them a little).  Statements whose numbers
+  are wall-clock measurements (an experiment's ``timing_statements``: speed ratios, throughput, arms trained
+  for an equal wall-clock budget) use ``timing_rtol`` (default 0.5): machine load moves a timing far more than
+  round-off moves a loss.  Their verdicts must still match exactly.
 
 A statement present on one side only is a difference too.  p-values are not compared (they move with the
 numbers, and the verdict already says whether they crossed ``alpha``).
@@ -43,12 +46,14 @@ def compare(
     rtol: float = 0.1,
     check_rtol: float = 1e-6,
     atol: float = 1e-9,
+    timing_statements: tuple[str, ...] | list[str] = (),
+    timing_rtol: float = 0.5,
 ) -> list[dict]:
     """Every difference between two result.json dicts beyond tolerance (empty list: the run reproduces).
 
     Each difference is ``{"id", "kind", "what", "reference", "now", "tolerance"}``.
     """
-    for name, v in (("rtol", rtol), ("check_rtol", check_rtol), ("atol", atol)):
+    for name, v in (("rtol", rtol), ("check_rtol", check_rtol), ("atol", atol), ("timing_rtol", timing_rtol)):
         if not (isinstance(v, (int, float)) and v >= 0 and math.isfinite(v)):
             raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
     ref = {c["id"]: c for c in reference["claims"]}
@@ -84,7 +89,7 @@ def compare(
                     "tolerance": "exact",
                 }
             )
-        tol = check_rtol if kind == "check" else rtol
+        tol = timing_rtol if cid in timing_statements else check_rtol if kind == "check" else rtol
         xa, xb = numbers_of(a), numbers_of(b)
         for what in sorted(xa.keys() | xb.keys()):
             if what not in xa or what not in xb:

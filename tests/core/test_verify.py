@@ -102,3 +102,30 @@ def test_compare_tolerances():
     assert compare(ref, {"config": {"n": 1}, "claims": [claim, check]})[0]["what"] == "config"
     with pytest.raises(ValueError, match="rtol"):
         compare(ref, ref, rtol=-0.1)
+
+
+def test_timing_statements_get_the_timing_tolerance_but_not_a_free_verdict():
+    speed = {"id": "speed", "kind": "claim", "verdict": "holds", "method": {"name": "tok/s", "mean": 100.0}}
+    ref = {"config": {}, "claims": [speed]}
+    slower = {"config": {}, "claims": [{**speed, "method": {"name": "tok/s", "mean": 70.0}}]}  # a loaded machine
+    assert [d["what"] for d in compare(ref, slower)] == ["tok/s mean"]  # 30% is outside the claims' 10%
+    assert compare(ref, slower, timing_statements=("speed",)) == []  # and inside the timing 50%
+    assert compare(ref, slower, timing_statements=("speed",), timing_rtol=0.2)[0]["tolerance"] == "rel 0.2"
+    flipped = {"config": {}, "claims": [{**speed, "verdict": "does not hold"}]}
+    assert [d["what"] for d in compare(ref, flipped, timing_statements=("speed",))] == ["verdict"]
+    with pytest.raises(ValueError, match="timing_rtol"):
+        compare(ref, ref, timing_rtol=-1.0)
+
+
+def test_every_timing_statement_names_a_real_statement():
+    """A typo in an experiment's timing_statements would silently give a statement the strict tolerance."""
+    import json
+    from pathlib import Path
+
+    from icml26.core.registry import get
+
+    for slug in ("focus", "upipe", "faps", "t3_unlearning"):
+        path = Path(__file__).resolve().parents[2] / "results" / slug / "result.json"
+        ids = {c["id"] for c in json.loads(path.read_text())["claims"]}
+        timing = set(get(slug).timing_statements)
+        assert timing and timing <= ids, (slug, timing - ids)

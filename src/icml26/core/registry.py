@@ -27,7 +27,10 @@ PRESETS = ("quick", "full")
 class Experiment:
     """One paper's reproduction: ``presets`` (``{"quick": cfg, "full": cfg}``, frozen dataclasses), default ``seeds``
     per preset, ``measure`` and ``judge`` (module docstring); ``title``/``paper``/``component`` come from the manifest
-    when left empty; ``threads`` caps torch's and BLAS's threads in ``measure`` (tiny models run faster on one)."""
+    when left empty; ``threads`` caps torch's and BLAS's threads in ``measure`` (tiny models run faster on one);
+    ``timing_statements`` names the statements whose judged numbers are wall-clock measurements (speed ratios,
+    throughput, arms trained for an equal wall-clock budget): ``icml26 verify`` gives their numbers a looser
+    tolerance, since machine load moves them, but still demands the same verdict."""
 
     slug: str
     presets: Mapping[str, Any]
@@ -38,6 +41,7 @@ class Experiment:
     paper: str = ""
     component: str = ""
     threads: int | None = None
+    timing_statements: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.slug):
@@ -54,6 +58,8 @@ class Experiment:
             raise TypeError("measure and judge must be callable")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise ValueError(f"threads must be None or an integer >= 1, got {self.threads!r}")
+        if not isinstance(self.timing_statements, tuple) or not all(isinstance(t, str) for t in self.timing_statements):
+            raise TypeError(f"timing_statements must be a tuple of statement ids, got {self.timing_statements!r}")
 
 
 _REGISTRY: dict[str, Experiment] = {}

@@ -656,5 +656,12 @@ EXPERIMENT = register(
         measure=measure,
         judge=judge,
         threads=1,
+        timing_statements=(
+            "speed",
+            "frequency_rule_beats_random",
+            "equal_wallclock_vs_full",
+            "equal_wallclock_vs_random",
+            "limited_data",
+        ),  # wall-clock numbers: verify gives them timing_rtol
     )
 )

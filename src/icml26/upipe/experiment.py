@@ -540,5 +540,6 @@ EXPERIMENT = register(
         measure=measure,
         judge=judge,
         threads=1,  # the in-process parts; the spawned ranks set one thread each (testing.spawn)
+        timing_statements=("speed", "speed-matches"),  # wall-clock numbers: verify gives them timing_rtol
     )
 )
