@@ -469,7 +469,7 @@ def _fig_set(fd: dict, metric_fn):
     ax.set_xlabel("z1")
     ax.set_ylabel("z2")
     ax.set_title(f"S1, d=2, x={fd['x']:.2f}, risky generator, 90% sets")
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=6, loc="upper left", framealpha=0.7)
     ax.set_aspect("equal")
     return fig
 
@@ -761,7 +761,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         )
     )
     sep_words = (
-        "separation = (mean_good - mean_risky) / pooled sd over conditions, of each score on the same generator draws"
+        "separation = mean / sd over conditions of the paired difference score(good) - score(risky), each score "
+        "on the same generator draws and conditions"
     )
     report.add_claim(
         judge_k_of_n(
