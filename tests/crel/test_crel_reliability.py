@@ -9,10 +9,12 @@ from hypothesis import strategies as st
 from icml26.crel import (
     ConformalReliability,
     Ellipsoid,
+    HullSet,
     UnionOfBalls,
     average_metric,
     conformal_quantile,
     min_calibration_size,
+    sample_metrics,
     worst_of_k,
 )
 
@@ -60,7 +62,7 @@ def scores_and_splits(seed, set_type, n=400):
 
 
 @settings(max_examples=4, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 10_000), set_type=st.sampled_from(["ellipsoid", "ball", "pcp"]))
+@given(seed=st.integers(0, 10_000), set_type=st.sampled_from(["ellipsoid", "ball", "hull", "pcp"]))
 def test_coverage_guarantee_over_random_splits(seed, set_type):
     s, rng = scores_and_splits(seed, set_type)
     n_cal = 200
@@ -171,7 +173,13 @@ def test_encoder_output_of_wrong_shape(gaussian_generator):
 def test_other_bad_arguments(gaussian_generator):
     m = linear([1.0, 0])
     with pytest.raises(ValueError, match="set_type"):
-        ConformalReliability(gaussian_generator, None, m, set_type="hull")
+        ConformalReliability(gaussian_generator, None, m, set_type="polytope")
+    with pytest.raises(TypeError, match="share_samples"):
+        ConformalReliability(gaussian_generator, None, m, share_samples="yes")
+    with pytest.raises(ValueError, match=r"n_samples must be >= d \+ 1 = 3 for set_type='hull'"):
+        ConformalReliability(gaussian_generator, None, m, n_samples=2, set_type="hull").conformalize(
+            np.zeros(20), np.zeros((20, 2))
+        )
     with pytest.raises(ValueError, match="n_samples"):
         ConformalReliability(gaussian_generator, None, m, n_samples=1, set_type="ellipsoid")
     with pytest.raises(TypeError, match="generator"):
@@ -188,3 +196,103 @@ def test_other_bad_arguments(gaussian_generator):
         rel.reliability(0.0)
     with pytest.raises(ValueError, match="latent_samples"):
         rel.predict_set(0.0, latent_samples=np.zeros((4, 3)))
+
+
+# ---------------------------------------------------------------------------------------------- shared samples
+def _fitted(gen, set_type="ellipsoid", **kw):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, 60)
+    Y = np.stack([gen.sample(x, 1, rng)[0] for x in X])
+    m = lambda x, z: -((z - 0.3) ** 2).sum(-1)  # noqa: E731 - a non-linear metric
+    return ConformalReliability(gen, None, m, 0.9, 16, set_type, random_state=1, **kw).conformalize(X, Y)
+
+
+@pytest.mark.parametrize("set_type", ["ellipsoid", "hull", "pcp"])
+def test_reliability_and_predict_set_describe_the_same_set(gaussian_generator, set_type):
+    rel = _fitted(gaussian_generator, set_type)
+    x = 0.37
+    S1, S2 = rel.predict_set(x), rel.predict_set(x)
+    np.testing.assert_array_equal(rel.latent_samples(x), rel.latent_samples(x))
+    r, z = rel.reliability(x, return_argmin=True)
+    assert S1.contains(z)  # the argmin lies in the set predict_set returns
+    assert rel.reliability(x) == r  # repeated calls: same samples, same optimizer seed
+    assert rel.reliability(x, latent_samples=rel.latent_samples(x)) == r
+    # the baselines use the same samples too
+    vals = sample_metrics(rel, x)
+    with torch.no_grad():
+        expect = rel.metric(x, torch.as_tensor(rel.latent_samples(x))).numpy()
+    np.testing.assert_allclose(vals, expect)
+    if set_type == "ellipsoid":
+        np.testing.assert_array_equal(S1.center, S2.center)
+    # a new calibration forgets the shared samples; fresh=True never touches them
+    Z = rel.latent_samples(x)
+    assert not np.array_equal(rel.latent_samples(x, fresh=True), Z)
+    np.testing.assert_array_equal(rel.latent_samples(x), Z)
+    rel.clear_samples()
+    assert not np.array_equal(rel.latent_samples(x), Z)
+
+
+def test_share_samples_false_draws_fresh_samples(gaussian_generator):
+    rel = _fitted(gaussian_generator, share_samples=False)
+    assert not np.array_equal(rel.latent_samples(0.2), rel.latent_samples(0.2))
+    assert not np.array_equal(rel.predict_set(0.2).center, rel.predict_set(0.2).center)
+
+
+def test_shared_samples_are_keyed_by_value_and_copies():
+    gen = GaussianGenerator()
+    rel = _fitted(gen)
+    Z = rel.latent_samples(np.float64(0.5))
+    np.testing.assert_array_equal(rel.latent_samples(0.5), Z)  # same value, other type
+    np.testing.assert_array_equal(rel.latent_samples(torch.tensor(0.5, dtype=torch.float64)), Z)
+    Z[:] = 0.0  # the caller's copy: the cache is not changed
+    assert np.any(rel.latent_samples(0.5) != 0.0)
+
+    class Unhashable:
+        __hash__ = None
+
+    class Gen:
+        def sample(self, x, n, rng):
+            return rng.standard_normal((n, 2))
+
+    rel = _fitted(Gen())
+    with pytest.warns(UserWarning, match="cache key"):
+        rel.latent_samples(Unhashable())
+
+
+def test_hull_sets_cover_and_hold_their_samples(gaussian_generator):
+    rel = _fitted(gaussian_generator, "hull")
+    S = rel.predict_set(0.1)
+    assert isinstance(S, HullSet) and S.radius == rel.qhat_
+    if rel.qhat_ >= 1.0:  # the scaled hull holds the unscaled one, hence every sample
+        assert np.all(S.contains(rel.latent_samples(0.1)))
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-1, 1, 200)
+    Y = np.stack([gaussian_generator.sample(x, 1, rng)[0] for x in X])
+    assert 0.8 <= rel.coverage(X, Y) <= 1.0
+
+
+def test_metric_errors_name_the_metric(gaussian_generator):
+    rel = _fitted(gaussian_generator)
+    rel.metric = lambda x, z: z.detach().numpy().sum(-1)
+    with pytest.raises(TypeError, match="metric must return a torch.Tensor"):
+        rel.reliability(0.0)
+    with pytest.raises(TypeError, match="metric must return a torch.Tensor"):
+        sample_metrics(rel, 0.0)
+    rel.metric = lambda x, z: torch.as_tensor(z.detach().numpy().sum(-1))
+    with pytest.raises(TypeError, match="metric must be differentiable"):
+        rel.reliability(0.0)
+
+
+def test_optimizer_seed_does_not_depend_on_an_objects_address():
+    """A condition without a value repr (default object repr holds its address) gets one fixed seed, so two equal
+    runs in different processes give the same worst case."""
+    from icml26.crel import ConformalReliability
+
+    class Cond:
+        def __hash__(self):
+            return 1
+
+    est = ConformalReliability.__new__(ConformalReliability)
+    est.random_state = 0
+    assert est._optimizer_seed(Cond()) == est._optimizer_seed(Cond())
+    assert est._optimizer_seed(1.0) == est._optimizer_seed(1.0) != est._optimizer_seed(2.0)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.crel import Ellipsoid, UnionOfBalls, log_unit_ball_volume
+from icml26.crel import Ellipsoid, HullSet, UnionOfBalls, log_unit_ball_volume
 
 
 def random_ellipsoid(seed: int, d: int = 3, radius: float | None = None) -> Ellipsoid:
@@ -133,3 +133,64 @@ def test_set_input_validation():
         UnionOfBalls(np.zeros(3), 1.0)
     with pytest.raises(ValueError, match="z must have shape"):
         Ellipsoid(np.zeros(2), np.eye(2), 1.0).contains(np.zeros(3))
+
+
+def random_hull(seed: int, d: int = 2, K: int = 16, r: float = 1.3) -> HullSet:
+    return HullSet(np.random.default_rng(seed).standard_normal((K, d)) * [1.0, 0.4, 2.0][:d], r)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_hull_gauge_facets_equal_lp_and_scale_the_hull(d):
+    H = random_hull(0, d)
+    v = np.random.default_rng(1).standard_normal((20, d))
+    facets = H.gauge(v)  # 20 points: closed form from qhull's facets
+    lp = np.array([H._gauge_lp(x) for x in v])
+    assert np.allclose(facets, lp, atol=1e-9)
+    assert H.gauge(2.5 * v[0]) == pytest.approx(2.5 * H.gauge(v[0]))  # positively homogeneous
+    # the samples lie in the unscaled hull (gauge <= 1); the hull's vertices have gauge exactly 1
+    assert np.all(H.gauge(H.samples - H.center) <= 1 + 1e-9)
+    assert np.allclose(H.gauge(H.samples[H._hull_idx] - H.center), 1.0)
+
+
+def test_hull_contains_center_vertices_and_not_just_outside():
+    H = random_hull(2)
+    assert H.contains(H.center)
+    assert np.all(H.contains(H.vertices))
+    v = H.vertices[0] - H.center
+    assert not H.contains(H.center + 1.0001 * v)
+
+
+def test_hull_log_volume_matches_monte_carlo():
+    H = random_hull(3, d=3, K=30)
+    lo, hi = H.vertices.min(0), H.vertices.max(0)
+    pts = np.random.default_rng(0).uniform(lo, hi, size=(200_000, 3))
+    mc = np.prod(hi - lo) * np.mean(H.contains(pts))
+    assert math.exp(H.log_volume()) == pytest.approx(mc, rel=0.02)
+    # a radius scales the volume by r^d
+    assert HullSet(H.samples, 2 * H.radius).log_volume() == pytest.approx(H.log_volume() + 3 * math.log(2))
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), scale=st.floats(1.1, 10.0))
+def test_hull_projection_lands_on_boundary_and_is_idempotent(seed, scale):
+    H = random_hull(seed)
+    z = H.center + scale * (H.sample_boundary(5, seed) - H.center) + 0.01
+    p = H.project(z)
+    assert np.all(H.contains(p))
+    outside = ~H.contains(z)
+    assert np.allclose(H.gauge(p[outside] - H.center), H.radius, atol=1e-6)
+    assert np.allclose(H.project(p), p)
+    # nearest point: no sampled point of the set is closer
+    inner = H.center + (H.sample_boundary(2000, 1) - H.center) * np.random.default_rng(2).random((2000, 1))
+    for zi, pi in zip(z[outside], p[outside]):
+        assert np.linalg.norm(zi - pi) <= np.linalg.norm(inner - zi, axis=1).min() + 1e-7
+
+
+def test_hull_degenerate_and_bad_inputs():
+    H = HullSet(np.ones((5, 2)), 1.0)  # all samples equal: no crash, only the centre is inside
+    assert H.contains(np.ones(2)) and not H.contains(np.array([1.0, 1.1]))
+    assert H.log_volume() == -math.inf
+    with pytest.raises(ValueError, match="samples"):
+        HullSet(np.ones((1, 2)), 1.0)
+    with pytest.raises(ValueError, match="radius"):
+        HullSet(np.ones((3, 2)), -1.0)

@@ -19,25 +19,28 @@ paper                                  here
 ``1 - alpha``                          ``confidence_level``
 ``K`` samples per condition            ``n_samples``
 ``C_alpha(x)``                         :meth:`ConformalReliability.predict_set` ->
-                                       :class:`Ellipsoid` / :class:`UnionOfBalls`
+                                       :class:`Ellipsoid` / :class:`HullSet` / :class:`UnionOfBalls`
 ``qhat``                               ``ConformalReliability.qhat_``, :func:`conformal_quantile`
 ``R_alpha(x) = min_{z in C} m(x, z)``  :meth:`ConformalReliability.reliability`, :func:`worst_case`
 model score ``E_x R_alpha(x)``         :meth:`ConformalReliability.score`
 =====================================  =====================================================
 
-The ellipsoid set (shrunk sample covariance, Mahalanobis score) is our inferred construction; the paper's
-exact score was not available (see ``docs/crel.md``).
+The ellipsoid set (shrunk sample covariance, Mahalanobis score) is our inferred construction, the scaled
+convex hull of the samples (``set_type="hull"``) the spec's other convex option; the paper's exact score was
+not available (see ``docs/crel.md``).  The latent samples of a condition are shared by ``predict_set``,
+``reliability`` and the baselines (``share_samples=True``), so they all describe one set.
 """
 
 from ._optimize import WorstCase, linear_worst_case, worst_case
 from ._reliability import SET_TYPES, ConformalReliability, conformal_quantile, min_calibration_size
-from ._sets import Ellipsoid, UnionOfBalls, log_unit_ball_volume
+from ._sets import Ellipsoid, HullSet, UnionOfBalls, log_unit_ball_volume
 from .baselines import average_metric, sample_metrics, worst_of_k
 
 __all__ = [
     "ConformalReliability",
     "Ellipsoid",
     "UnionOfBalls",
+    "HullSet",
     "worst_case",
     "linear_worst_case",
     "WorstCase",

@@ -8,7 +8,10 @@ set's size ``qhat`` so that ``P(E(Y) in C(X)) >= 1 - alpha``; the reliability sc
 
 from __future__ import annotations
 
+import hashlib
 import math
+import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -16,11 +19,34 @@ import numpy as np
 import torch
 
 from ._optimize import WorstCase, worst_case
-from ._sets import Ellipsoid, UnionOfBalls
+from ._sets import Ellipsoid, HullSet, UnionOfBalls
 
 __all__ = ["ConformalReliability", "conformal_quantile", "min_calibration_size", "SET_TYPES"]
 
-SET_TYPES = ("ellipsoid", "ball", "pcp")
+SET_TYPES = ("ellipsoid", "ball", "hull", "pcp")
+
+#: Conditions whose latent samples are kept (least recently used dropped first) when samples are shared.
+CACHE_SIZE = 4096
+
+
+def _condition_key(x):
+    """A hashable key that identifies the condition ``x`` by value (``None`` when there is none)."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    if isinstance(x, (str, bytes)):
+        return (type(x).__name__, x)
+    if isinstance(x, (int, float, complex, bool, np.generic, np.ndarray, list, tuple)):
+        try:
+            a = np.asarray(x)
+        except (ValueError, TypeError):
+            a = None
+        if a is not None and a.dtype != object:
+            return ("array", a.dtype.str, a.shape, a.tobytes())
+    try:
+        hash(x)
+    except TypeError:
+        return None
+    return ("hash", type(x).__qualname__, x)
 
 
 class Generator(Protocol):
@@ -73,6 +99,9 @@ class ConformalReliability:
     * ``"ellipsoid"`` (default): ``Sigma = (1 - lam) S + lam (tr S / d) I + eps I``, ``L = chol(Sigma)``,
       score ``||L^{-1}(E(y) - mu)||``, set ``{mu + L u : ||u|| <= qhat}``.
     * ``"ball"``: isotropic, score ``||E(y) - mu||``, set ``B(mu, qhat)``.
+    * ``"hull"``: score = the gauge of the centred convex hull ``conv{z_k} - mu`` at ``E(y) - mu`` (an LP, or
+      closed form from the hull's facets), set ``mu + qhat (conv{z_k} - mu)`` (:class:`HullSet`); needs
+      ``K >= d + 1`` samples to span the latent space.
     * ``"pcp"``: the PCP baseline, score ``min_k ||E(y) - z_k||``, set ``union_k B(z_k, qhat)`` (not convex).
 
     Parameters
@@ -88,7 +117,7 @@ class ConformalReliability:
         ``1 - alpha``.
     n_samples : int >= 1
         ``K``, generated samples per condition (``"ellipsoid"`` needs ``K >= 2`` to estimate a covariance).
-    set_type : {"ellipsoid", "ball", "pcp"}
+    set_type : {"ellipsoid", "ball", "hull", "pcp"}
     shrinkage : float in [0, 1]
         ``lam`` above.
     eps : float > 0
@@ -96,7 +125,14 @@ class ConformalReliability:
     random_state : int or None
         Seed of the generator draws.
     optimizer_kwargs : dict, optional
-        Passed to :func:`worst_case` (``n_random_starts``, ``max_iter``, ``tol``).
+        Passed to :func:`worst_case` (``n_random_starts``, ``max_iter``, ``tol``, ``n_screen``, ...).
+    share_samples : bool
+        If True (default), the ``K`` latent samples of a condition are drawn once after calibration and reused
+        by :meth:`predict_set`, :meth:`reliability`, :meth:`latent_samples` and the baselines, so they all
+        describe the same set (cached per condition, keyed by its value: numbers, arrays, tensors, strings or
+        any hashable object; up to ``CACHE_SIZE`` conditions).  If False, each call draws fresh samples.
+        Either way, an explicit ``latent_samples=`` argument wins.  Calibration always draws fresh samples
+        per pair and never reads the cache (the test draws must be independent of the calibration labels).
 
     Attributes (after :meth:`conformalize`)
     ----------------------------------------
@@ -117,6 +153,7 @@ class ConformalReliability:
         eps: float = 1e-6,
         random_state: int | None = 0,
         optimizer_kwargs: dict | None = None,
+        share_samples: bool = True,
     ) -> None:
         if not hasattr(generator, "sample") or not callable(generator.sample):
             raise TypeError("generator must have a method sample(x, n, rng) -> outputs")
@@ -139,6 +176,10 @@ class ConformalReliability:
             raise ValueError(f"shrinkage must lie in [0, 1], got {shrinkage!r}")
         if not float(eps) > 0.0:
             raise ValueError(f"eps must be > 0, got {eps!r}")
+        if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
+            raise TypeError(f"optimizer_kwargs must be a dict or None, got {type(optimizer_kwargs).__name__}")
+        if not isinstance(share_samples, bool):
+            raise TypeError(f"share_samples must be True or False, got {share_samples!r}")
         self.generator = generator
         self.encoder = encoder
         self.metric = metric
@@ -149,7 +190,9 @@ class ConformalReliability:
         self.eps = float(eps)
         self.random_state = random_state
         self.optimizer_kwargs = dict(optimizer_kwargs or {})
+        self.share_samples = share_samples
         self._rng = np.random.default_rng(random_state)
+        self._cache: OrderedDict = OrderedDict()
 
     @property
     def alpha(self) -> float:
@@ -171,10 +214,38 @@ class ConformalReliability:
             raise ValueError(f"encoder output for {what} contains NaN or inf")
         return z
 
-    def latent_samples(self, x) -> np.ndarray:
-        """``K`` encoded generator samples for condition ``x``, shape ``(K, d)`` (fresh draws)."""
+    def _draw(self, x) -> np.ndarray:
         out = self.generator.sample(x, self.n_samples, self._rng)
         return self._encode(out, self.n_samples, f"generator samples (n_samples={self.n_samples})")
+
+    def latent_samples(self, x, *, fresh: bool = False) -> np.ndarray:
+        """``K`` encoded generator samples for condition ``x``, shape ``(K, d)``.
+
+        With ``share_samples=True`` (the default) and ``fresh=False``, the same samples for the same ``x`` on
+        every call until the next :meth:`conformalize` (drawn on first use); otherwise fresh draws.
+        """
+        if fresh or not self.share_samples:
+            return self._draw(x)
+        key = _condition_key(x)
+        if key is None:
+            warnings.warn(
+                f"condition of type {type(x).__name__} cannot be used as a cache key: its latent samples are drawn "
+                "fresh on every call; pass latent_samples= to predict_set / reliability to share them",
+                stacklevel=2,
+            )
+            return self._draw(x)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key].copy()
+        Z = self._draw(x)
+        self._cache[key] = Z.copy()
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return Z
+
+    def clear_samples(self) -> None:
+        """Forget the shared latent samples (the next call draws new ones)."""
+        self._cache.clear()
 
     def _shape(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(mu, L)`` of the set built from latent samples ``Z`` (``L`` is ``I`` for "ball")."""
@@ -189,14 +260,19 @@ class ConformalReliability:
     def _score_one(self, Z: np.ndarray, z_true: np.ndarray) -> float:
         if self.set_type == "pcp":
             return float(np.linalg.norm(Z - z_true, axis=1).min())
+        if self.set_type == "hull":
+            H = HullSet(Z, 1.0)
+            return float(H.gauge(z_true - H.center))
         mu, L = self._shape(Z)
         from scipy.linalg import solve_triangular
 
         return float(np.linalg.norm(solve_triangular(L, z_true - mu, lower=True)))
 
-    def _set_from(self, Z: np.ndarray, radius: float) -> Ellipsoid | UnionOfBalls:
+    def _set_from(self, Z: np.ndarray, radius: float) -> Ellipsoid | UnionOfBalls | HullSet:
         if self.set_type == "pcp":
             return UnionOfBalls(Z, radius)
+        if self.set_type == "hull":
+            return HullSet(Z, radius)
         mu, L = self._shape(Z)
         return Ellipsoid(mu, L, radius)
 
@@ -218,7 +294,7 @@ class ConformalReliability:
         ``y in C(x)`` if and only if ``s(x, y) <= qhat``, so thresholding these at ``qhat_`` gives coverage.
         """
         n, Zy = self._pairs(X, Y, "X", "Y")
-        return np.array([self._score_one(self.latent_samples(X[i]), Zy[i]) for i in range(n)])
+        return np.array([self._score_one(self._draw(X[i]), Zy[i]) for i in range(n)])
 
     # -- the MAPIE-style workflow -------------------------------------------------------------------------
     def conformalize(self, X_cal, Y_cal) -> ConformalReliability:
@@ -238,9 +314,15 @@ class ConformalReliability:
             )
         self.__dict__.pop("latent_dim_", None)  # a new calibration may use a new encoder output size
         self._rng = np.random.default_rng(self.random_state)
+        self._cache.clear()
         n, Zy = self._pairs(X_cal, Y_cal, "X_cal", "Y_cal")
         self.latent_dim_ = Zy.shape[1]
-        self.conformity_scores_ = np.array([self._score_one(self.latent_samples(X_cal[i]), Zy[i]) for i in range(n)])
+        if self.set_type == "hull" and self.n_samples < self.latent_dim_ + 1:
+            raise ValueError(
+                f"n_samples must be >= d + 1 = {self.latent_dim_ + 1} for set_type='hull' (the hull of fewer samples "
+                f"does not span the {self.latent_dim_}-dimensional latent space), got {self.n_samples}"
+            )
+        self.conformity_scores_ = np.array([self._score_one(self._draw(X_cal[i]), Zy[i]) for i in range(n)])
         self.qhat_ = conformal_quantile(self.conformity_scores_, self.alpha)
         self.n_calibration_ = n
         return self
@@ -262,11 +344,12 @@ class ConformalReliability:
             )
         return Z
 
-    def predict_set(self, x, latent_samples=None) -> Ellipsoid | UnionOfBalls:
-        """The prediction set ``C_alpha(x)``: an :class:`Ellipsoid`, or a :class:`UnionOfBalls` for "pcp".
+    def predict_set(self, x, latent_samples=None) -> Ellipsoid | UnionOfBalls | HullSet:
+        """The prediction set ``C_alpha(x)``: an :class:`Ellipsoid` ("ellipsoid", "ball"), a :class:`HullSet`
+        ("hull") or a :class:`UnionOfBalls` ("pcp").
 
-        ``latent_samples`` (shape ``(K, d)``): encoded generator samples for ``x`` to build the set from;
-        drawn fresh when ``None``.
+        ``latent_samples`` (shape ``(K, d)``): encoded generator samples for ``x`` to build the set from; when
+        ``None``, :meth:`latent_samples` (the shared samples of ``x`` by default, see ``share_samples``).
         """
         self._check_fitted()
         return self._set_from(self._samples(x, latent_samples), self.qhat_)
@@ -274,7 +357,9 @@ class ConformalReliability:
     def reliability(self, x, return_argmin: bool = False, latent_samples=None) -> float | tuple[float, np.ndarray]:
         """``R_alpha(x) = min_{z in C_alpha(x)} m(x, z)`` by multi-start PGD (the samples are extra starts).
 
-        With ``return_argmin=True`` also returns the latent minimiser (decode it to see the worst output).
+        The set is the one :meth:`predict_set` returns for the same ``x`` (the same shared samples unless
+        ``share_samples=False``).  With ``return_argmin=True`` also returns the latent minimiser (decode it to
+        see the worst output).
         """
         res = self.reliability_details(x, latent_samples)
         return (res.value, res.argmin) if return_argmin else res.value
@@ -284,8 +369,19 @@ class ConformalReliability:
         self._check_fitted()
         Z = self._samples(x, latent_samples)
         S = self._set_from(Z, self.qhat_)
-        kw = {"random_state": int(self._rng.integers(2**31))} | self.optimizer_kwargs
+        kw = {"random_state": self._optimizer_seed(x)} | self.optimizer_kwargs
         return worst_case(lambda z: self.metric(x, z), S, "pgd", starts=Z, **kw)
+
+    def _optimizer_seed(self, x) -> int:
+        """A seed for the optimizer's random starts that depends on ``random_state`` and ``x`` only, so that a
+        repeated call returns the same worst case (and does not consume the generator's random stream)."""
+        key = _condition_key(x)
+        if key is None or (key[0] == "hash" and type(x).__repr__ is object.__repr__):
+            h = b"\0\0\0\0"  # no value-based repr (it would hold a memory address): one fixed seed
+        else:
+            h = hashlib.blake2b(repr(key).encode(), digest_size=4).digest()
+        base = 0 if self.random_state is None else int(self.random_state)
+        return int(np.random.default_rng([base % 2**32, int.from_bytes(h, "little")]).integers(2**31))
 
     def score(self, X) -> float:
         """Model-level reliability: the mean of ``R_alpha(x)`` over conditions ``X`` (higher is better)."""

@@ -19,11 +19,14 @@ __all__ = ["sample_metrics", "average_metric", "worst_of_k"]
 def sample_metrics(rel: ConformalReliability, x, latent_samples=None) -> np.ndarray:
     """Metric values ``m(x, z_k)`` of ``K = rel.n_samples`` encoded generator samples for ``x``.
 
-    The samples are drawn fresh unless ``latent_samples`` (shape ``(K, d)``) are given.
+    The samples are ``rel.latent_samples(x)`` (the shared samples the set and the reliability of ``x`` use, by
+    default) unless ``latent_samples`` (shape ``(K, d)``) are given.
     """
     Z = rel.latent_samples(x) if latent_samples is None else np.asarray(latent_samples, dtype=float)
     with torch.no_grad():
         v = rel.metric(x, torch.as_tensor(Z, dtype=torch.float64))
+    if not isinstance(v, torch.Tensor):
+        raise TypeError(f"metric must return a torch.Tensor of shape (n,), got {type(v).__name__}")
     return np.asarray(v.detach().cpu().numpy(), dtype=float).reshape(len(Z))
 
 
