@@ -662,6 +662,7 @@ EXPERIMENT = register(
             "equal_wallclock_vs_full",
             "equal_wallclock_vs_random",
             "limited_data",
+            "equal_budget_charged",  # a check on measured step times: its number is a timing too
         ),  # wall-clock numbers: verify gives them timing_rtol
     )
 )
