@@ -88,7 +88,7 @@ class Config:
     digits_lr: float = 0.5
     # the spec's MLP 64-128-10 on the same digits split (task "digits_mlp")
     mlp_methods: tuple[str, ...] = ("vanilla", "adaclip", "autos", "slaclip")
-    mlp_epochs: int = 20
+    mlp_epochs: int = 40
     # AUTO-S: R fixed, the learning rate is its tuned knob (one run per grid value; as many as C0 values)
     autos_r: float = 1.0
     autos_lr_grid: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0)
@@ -111,9 +111,12 @@ class Config:
     vanish_rules: tuple[str, ...] = ("paper", "fraction")
     vanish_tol: float = 0.05  # a per-sample norm below vanish_tol * scale is "negligible"
     a4_min_wins: int = 4
+    # a seed is a win for SlaClip only if its tracking error is smaller by more than this (log 1.1): two
+    # thresholds at the same clamp differ only through their models' norm medians, which is no tracking
+    a4_tie: float = math.log(1.1)
     # privacy audits (checks) on one digits batch of digits_batch samples, per seed
     audit: bool = True
-    audit_c0: float = 1.0
+    audit_c0: float | None = None  # None: the median per-sample norm of the batch at initialisation
     audit_releases: int = 400
     audit_neighbours: int = 8
     non_private: bool = True
@@ -134,8 +137,8 @@ QUICK = Config(
     synthetic_samples=3000,
     synthetic_epochs=3,
     vanish_methods=("adaclip", "slaclip"),
-    vanish_samples=1000,
-    vanish_epochs=8,
+    vanish_samples=2000,
+    vanish_epochs=20,
     a4_min_wins=2,
     audit_releases=100,
     audit_neighbours=4,
@@ -355,7 +358,11 @@ def _cached(progress, key: str, fn):
 def _audits(cfg: Config, seed: int, sigma: float) -> dict:
     """The three privacy audits (:mod:`.audit`) through the SlaClip optimizer and controller the digits MLP arm
     trains with (same class, noise multiplier, expected batch size, controller settings), on one batch of
-    ``digits_batch`` training samples drawn from ``seed`` and the MLP's initialisation for ``seed``."""
+    ``digits_batch`` training samples drawn from ``seed`` and the MLP's initialisation for ``seed``.
+
+    The threshold is ``audit_c0``, or (``None``) the median per-sample gradient norm of that batch at
+    initialisation, so that about half the samples sit inside it and carry slack: the sensitivity audit has
+    power against a mis-scaled slot encoding only through such samples."""
     from .audit import audit_controller_inputs, audit_sensitivity, audit_slot_noise
     from .controllers import SlaClipController
     from .optimizer import SlaClipDPOptimizer
@@ -368,11 +375,13 @@ def _audits(cfg: Config, seed: int, sigma: float) -> dict:
         torch.manual_seed(seed)
         return _model("mlp", Xtr.shape[1], int(ytr.max()) + 1)
 
+    clip = cfg.audit_c0 if cfg.audit_c0 is not None else float(_per_sample_norms(make_model(), x, y).median())
+
     def make_optimizer(params):
         return SlaClipDPOptimizer(
             torch.optim.SGD(params, lr=cfg.digits_lr),
             noise_multiplier=sigma,
-            max_grad_norm=cfg.audit_c0,
+            max_grad_norm=clip,
             expected_batch_size=cfg.digits_batch,
             controller=SlaClipController(cfg.eta, 0.5, cfg.c_min, cfg.c_max),
             generator=torch.Generator().manual_seed(20_000 + seed),
@@ -808,9 +817,13 @@ def _a4(report: Report, cfg: Config, seeds, vanish: dict) -> None:
                     f"When many gradients vanish, SlaClip's final threshold ({rule} tail rule, gradient scale "
                     f"{scale:g}: loss x{scale:g}, lr /{scale:g}, C0 and clamp x{scale:g}) tracks the median of the "
                     "non-negligible per-sample norms better than quantile clipping's: |log C_T - log median| is "
-                    f"smaller in >= {k} of {len(seeds)} seeds.",
+                    f"smaller by more than {cfg.a4_tie:.3f} (log 1.1) in >= {k} of {len(seeds)} seeds.",
                     ("SlaClip |log C_T - log median non-negligible norm|", err_s),
-                    {"quantile clipping |log C_T - log median non-negligible norm|": err_a},
+                    {
+                        f"quantile clipping |log C_T - log median| minus tie band {cfg.a4_tie:.3f}": [
+                            e - cfg.a4_tie for e in err_a
+                        ]
+                    },
                     k=k,
                     higher_is_better=False,
                     requires=req,
@@ -924,8 +937,10 @@ def _tables(report: Report, cfg: Config, seeds, results: dict, vanish: dict, sig
                 }
                 for s, a in audits.items()
             ],
-            f"Privacy audits through the SlaClip optimizer (digits batch of {cfg.digits_batch}, MLP, C0 = "
-            f"{cfg.audit_c0:g}, the digits MLP arm's sigma).",
+            f"Privacy audits through the SlaClip optimizer (digits batch of {cfg.digits_batch}, MLP 64-128-10 at "
+            "initialisation, C0 = "
+            + (f"{cfg.audit_c0:g}" if cfg.audit_c0 is not None else "the batch's median per-sample norm")
+            + ", the digits MLP arm's sigma).",
         )
     if vanish:
         rows = []
