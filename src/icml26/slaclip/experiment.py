@@ -138,9 +138,9 @@ QUICK = Config(
     synthetic_epochs=3,
     vanish_methods=("adaclip", "slaclip"),
     vanish_samples=2000,
-    vanish_epochs=20,
+    vanish_epochs=30,
     a4_min_wins=2,
-    audit_releases=100,
+    audit_releases=60,
     audit_neighbours=4,
     non_private=False,
 )
