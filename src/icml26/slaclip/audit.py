@@ -27,7 +27,7 @@ import torch
 from opacus import GradSampleModule
 from torch import nn
 
-from ._slack import _encode
+from ._slack import _encode, slack_indicator
 from .optimizer import SlaClipDPOptimizer
 
 __all__ = ["audit_sensitivity", "audit_slot_noise", "audit_controller_inputs", "released_sum"]
@@ -44,18 +44,33 @@ def _check_factories(make_optimizer, make_model, x, y) -> None:
         raise ValueError("x and y must be tensors with the same number (>= 2) of samples")
 
 
-def _step(make_optimizer, make_model, x, y, loss_fn, controller=None) -> tuple[nn.Module, SlaClipDPOptimizer]:
-    """One logical step on a fresh model; the learning rate does not matter (the release is read from grads)."""
+def _build(make_optimizer, make_model) -> tuple[nn.Module, SlaClipDPOptimizer]:
+    """A fresh per-sample-gradient model and its optimizer from the two factories."""
     model = GradSampleModule(make_model())
     opt = make_optimizer(model.parameters())
     if not isinstance(opt, SlaClipDPOptimizer):
         raise TypeError(f"make_optimizer must return a SlaClipDPOptimizer, got {type(opt).__name__}")
-    if controller is not None:
-        opt.controller = controller
+    return model, opt
+
+
+def _step(make_optimizer, make_model, x, y, loss_fn) -> tuple[nn.Module, SlaClipDPOptimizer]:
+    """One logical step on a fresh model; the learning rate does not matter (the release is read from grads)."""
+    model, opt = _build(make_optimizer, make_model)
     opt.zero_grad()
     loss_fn(model(x), y).backward()
     opt.step()
     return model, opt
+
+
+def _norms(model: nn.Module) -> torch.Tensor:
+    """Per-sample gradient norms of the last backward pass (the norms the optimizer clips)."""
+    per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
+    return torch.stack(per, 1).norm(2, dim=1).detach()
+
+
+def _released_slots(optimizer: SlaClipDPOptimizer, clip: float) -> torch.Tensor:
+    """The noised slot sum of the last release: :func:`slack_indicator` undone."""
+    return optimizer.slack_indicator.double() * (clip / math.sqrt(optimizer.num_slots) * optimizer.expected_batch_size)
 
 
 def released_sum(optimizer: SlaClipDPOptimizer, clip: float) -> torch.Tensor:
@@ -69,8 +84,7 @@ def released_sum(optimizer: SlaClipDPOptimizer, clip: float) -> torch.Tensor:
         raise ValueError("optimizer has not released anything yet: call step() first")
     scale = optimizer.expected_batch_size if optimizer.loss_reduction == "mean" else 1
     grads = torch.cat([p.grad.reshape(-1) for p in optimizer.params]) * scale
-    slots = optimizer.slack_indicator * (clip / math.sqrt(optimizer.num_slots) * optimizer.expected_batch_size)
-    return torch.cat([grads.double(), slots.double()])
+    return torch.cat([grads.double(), _released_slots(optimizer, clip)])
 
 
 def _default_loss(outputs, y):
@@ -100,8 +114,7 @@ def audit_sensitivity(
     model, full = _step(make_optimizer, make_model, x, y, loss_fn)
     clip = full.clip_history[-1]
     s_full = released_sum(full, clip)
-    per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
-    norms = torch.stack(per, 1).norm(2, dim=1)
+    norms = _norms(model)
     ratios, inside = [], 0
     for i in np.linspace(0, len(x) - 1, min(n_neighbours, len(x))).round().astype(int):
         keep = torch.arange(len(x)) != int(i)
@@ -142,20 +155,15 @@ def audit_slot_noise(
         raise ValueError(f"n_releases must be an integer >= 10, got {n_releases!r}")
     if not (0.0 < level < 1.0):
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    model = GradSampleModule(make_model())
-    opt = make_optimizer(model.parameters())
-    if not isinstance(opt, SlaClipDPOptimizer):
-        raise TypeError(f"make_optimizer must return a SlaClipDPOptimizer, got {type(opt).__name__}")
+    model, opt = _build(make_optimizer, make_model)
     noise = []
     for _ in range(n_releases):
         opt.zero_grad()
         loss_fn(model(x), y).backward()
-        per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
-        clean = _encode(torch.stack(per, 1).norm(2, dim=1).detach(), opt.current_clip, opt.num_slots).sum(0)
         clip = opt.current_clip
+        clean = _encode(_norms(model), clip, opt.num_slots).sum(0)
         opt.step()
-        slots = opt.slack_indicator.double() * (clip / math.sqrt(opt.num_slots) * opt.expected_batch_size)
-        noise.append((slots - clean.double()) / clip)  # in units of the threshold this release used
+        noise.append((_released_slots(opt, clip) - clean.double()) / clip)  # in units of this release's threshold
     e = torch.stack(noise)  # (n_releases, K)
     dof = e.numel()
     var = float((e**2).sum()) / dof  # mean known (zero): chi-square with dof degrees of freedom
@@ -189,18 +197,13 @@ def audit_controller_inputs(
         fed.append(torch.as_tensor(s_hat).detach().clone())
         return clip
 
-    model = GradSampleModule(make_model())
-    opt = make_optimizer(model.parameters())
-    if not isinstance(opt, SlaClipDPOptimizer):
-        raise TypeError(f"make_optimizer must return a SlaClipDPOptimizer, got {type(opt).__name__}")
+    model, opt = _build(make_optimizer, make_model)
     opt.controller = recorder
     opt.zero_grad()
     loss_fn(model(x), y).backward()
-    per = [p.grad_sample.reshape(len(p.grad_sample), -1).norm(2, dim=-1) for p in model.parameters()]
     clip = opt.current_clip
-    clean_sum = _encode(torch.stack(per, 1).norm(2, dim=1).detach(), clip, opt.num_slots).sum(0)
-    batch = opt.expected_batch_size * opt.accumulated_iterations
-    clean_ind = clean_sum / (clip / math.sqrt(opt.num_slots) * batch)
+    clean_sum = _encode(_norms(model), clip, opt.num_slots).sum(0)
+    clean_ind = slack_indicator(clean_sum, clip, opt.num_slots, opt.expected_batch_size * opt.accumulated_iterations)
     opt.step()
 
     def same(t):
