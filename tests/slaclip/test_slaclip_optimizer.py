@@ -28,15 +28,6 @@ warnings.filterwarnings("ignore", message=".*Optimal order.*")
 SIGMA, B, K = 1.3, 16, 4
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models: one intra-op thread is faster, and the CPUs are shared."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def _batch(seed=0, n=B, d=5, classes=3):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, d, generator=g) * torch.linspace(0.1, 3.0, n)[:, None]  # a spread of gradient norms
