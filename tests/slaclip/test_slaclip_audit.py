@@ -196,7 +196,6 @@ def test_state_dict_keeps_the_threshold_and_its_history():
 
 
 def test_max_grad_norm_may_be_a_one_element_tensor():
-    _, opt, _ = _private()
     params = _model().parameters()
     t = SlaClipDPOptimizer(
         torch.optim.SGD(params, lr=0.1), noise_multiplier=1.0, max_grad_norm=torch.tensor(0.7), expected_batch_size=8
