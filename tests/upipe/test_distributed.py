@@ -90,3 +90,11 @@ def test_shard_and_gather_validate():
         gather_sequence("x")
     x = torch.randn(2, 6, 3)
     assert shard_sequence(x) is not None and gather_sequence(x) is x  # C = 1 without a process group
+
+
+def test_rank_length_mismatch_is_a_named_python_error_on_every_rank():
+    """Unequal local lengths used to abort gloo in C++ (SIGABRT); now every rank raises before the all-to-all."""
+    for msgs in spawn(_checks.length_mismatch_messages, 2, timeout_s=60):
+        for method, msg in msgs.items():
+            assert msg.startswith("SequenceLengthMismatchError"), (method, msg)
+            assert "rank 0: B=1, S/C=9" in msg and "rank 1: B=1, S/C=8" in msg

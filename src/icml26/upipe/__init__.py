@@ -28,7 +28,7 @@ peak memory            :class:`memory.LiveTensorBytes` (live tensor bytes, per-p
 """
 
 from . import memory, testing
-from ._comm import gather_sequence, shard_sequence
+from ._comm import SequenceLengthMismatchError, gather_sequence, shard_sequence
 from .attention import (
     ReferenceAttention,
     RingAttention,
@@ -51,6 +51,7 @@ __all__ = [
     "HeadGeometry",
     "shard_sequence",
     "gather_sequence",
+    "SequenceLengthMismatchError",
     "rope_tables",
     "apply_rope",
     "memory",

@@ -112,3 +112,20 @@ def raise_on_rank(rank: int, world: int, bad_rank: int) -> int:
     t = torch.ones(1)
     dist.all_reduce(t)
     return int(t.item())
+
+
+def length_mismatch_messages(rank: int, world: int) -> dict[str, str]:
+    """Give rank 0 one token more than the others; return each method's error text (type name: message)."""
+    from ._comm import SequenceLengthMismatchError
+
+    out = {}
+    for name, cls in (("upipe", UPipeAttention), ("ulysses", UlyssesAttention), ("ring", RingAttention)):
+        mod = cls(32, 4, 2, 8, None)
+        t = 9 if rank == 0 else 8
+        try:
+            mod(torch.randn(1, t, 32), torch.arange(rank * 8, rank * 8 + t))
+        except SequenceLengthMismatchError as e:
+            out[name] = f"{type(e).__name__}: {e}"
+        else:
+            out[name] = ""
+    return out

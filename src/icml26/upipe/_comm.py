@@ -24,6 +24,8 @@ __all__ = [
     "HeadToSeq",
     "shard_sequence",
     "gather_sequence",
+    "SequenceLengthMismatchError",
+    "check_local_lengths",
 ]
 
 
@@ -61,6 +63,31 @@ def _until_released(*tensors: torch.Tensor, limit_s: float = 1.0) -> None:
     deadline = time.perf_counter() + limit_s
     while any(t._use_count() > 1 for t in tensors) and time.perf_counter() < deadline:
         time.sleep(0)
+
+
+class SequenceLengthMismatchError(ValueError):
+    """The ranks of a context-parallel group hold different local shapes (raised on every rank at once)."""
+
+
+def check_local_lengths(x: torch.Tensor, group, name: str = "x_local") -> None:
+    """Raise :class:`SequenceLengthMismatchError` on every rank unless all ranks hold the same ``[B, S/C]``.
+
+    One tiny all-gather of two integers, so that a mismatch is a Python error on every rank before the
+    all-to-all (with unequal buffers gloo aborts the process in C++ and NCCL hangs until its timeout).
+    """
+    c = group_size(group)
+    if c == 1:
+        return
+    mine = torch.tensor([x.shape[0], x.shape[1]], dtype=torch.int64, device=x.device)
+    every = [torch.empty_like(mine) for _ in range(c)]
+    dist.all_gather(every, mine, group=group)
+    shapes = [tuple(t.tolist()) for t in every]
+    if len(set(shapes)) > 1:
+        per_rank = ", ".join(f"rank {r}: B={b}, S/C={t}" for r, (b, t) in enumerate(shapes))
+        raise SequenceLengthMismatchError(
+            f"{name} must have the same batch size and local sequence length on every rank of the group "
+            f"(shard the global sequence into C equal chunks with shard_sequence); got {per_rank}"
+        )
 
 
 def seq_to_head(x: torch.Tensor, group) -> torch.Tensor:

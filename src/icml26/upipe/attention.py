@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _kernel
-from ._comm import HeadToSeq, SeqToHead, group_rank, group_size, head_to_seq, seq_to_head
+from ._comm import HeadToSeq, SeqToHead, check_local_lengths, group_rank, group_size, head_to_seq, seq_to_head
 from .geometry import HeadGeometry
 
 __all__ = [
@@ -209,7 +209,12 @@ class _FlashAttention(torch.autograd.Function):
 
 
 class _AttentionBase(nn.Module):
-    """Shared constructor, parameters, validation and RoPE tables."""
+    """Shared constructor, parameters, validation and RoPE tables.
+
+    With ``check_lengths`` (default) every forward first all-gathers each rank's ``[B, S/C]`` (two integers)
+    and raises :class:`SequenceLengthMismatchError` on every rank if they differ; pass ``False`` to skip that
+    one small synchronisation per call once the input pipeline is known to shard correctly.
+    """
 
     def __init__(
         self,
@@ -221,6 +226,7 @@ class _AttentionBase(nn.Module):
         heads_per_stage: int | None = None,
         causal: bool = True,
         rope_theta: float = 1e4,
+        check_lengths: bool = True,
     ) -> None:
         super().__init__()
         for name, v in (
@@ -243,6 +249,7 @@ class _AttentionBase(nn.Module):
         self.process_group = process_group
         self.causal = bool(causal)
         self.rope_theta = float(rope_theta)
+        self.check_lengths = bool(check_lengths)
         self.cp_size = self._cp_size()
         # Validates the head / world-size combination here, before any collective can start.
         self.geometry = HeadGeometry.build(self.cp_size, num_heads, num_kv_heads, heads_per_stage)
@@ -272,6 +279,8 @@ class _AttentionBase(nn.Module):
             )
         if position_ids.is_floating_point():
             raise TypeError("position_ids_local must hold integers")
+        if self.check_lengths and self.cp_size > 1:
+            check_local_lengths(x, self.process_group)
 
     def _tables(self, x, position_ids):
         return rope_tables(position_ids, self.head_dim, self.rope_theta, x.dtype)
