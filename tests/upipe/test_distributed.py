@@ -98,3 +98,27 @@ def test_rank_length_mismatch_is_a_named_python_error_on_every_rank():
         for method, msg in msgs.items():
             assert msg.startswith("SequenceLengthMismatchError"), (method, msg)
             assert "rank 0: B=1, S/C=9" in msg and "rank 1: B=1, S/C=8" in msg
+
+
+def test_collective_oom_flag_stops_every_rank_promptly():
+    """One rank's OOM stops its peers (blocked in an all-reduce) within seconds, not the group's 300 s timeout."""
+    import time
+
+    from icml26.upipe._oom import OOM_EXIT_CODE
+
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeError, match=f"exit code {OOM_EXIT_CODE}"):
+        spawn(_checks.oom_on_rank, 2, args=(1,), timeout_s=300)
+    assert time.perf_counter() - t0 < 30
+
+
+def test_collective_oom_guard_validates_and_is_inert_without_a_group():
+    from icml26.upipe._oom import CollectiveOOMGuard
+
+    with pytest.raises(ValueError, match="poll_s"):
+        CollectiveOOMGuard(poll_s=0)
+    with pytest.raises(ValueError, match="exit_code"):
+        CollectiveOOMGuard(exit_code=0)
+    with pytest.raises(torch.OutOfMemoryError):  # no process group: the error simply propagates
+        with CollectiveOOMGuard():
+            raise torch.OutOfMemoryError("x")

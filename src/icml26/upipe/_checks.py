@@ -129,3 +129,22 @@ def length_mismatch_messages(rank: int, world: int) -> dict[str, str]:
         else:
             out[name] = ""
     return out
+
+
+def oom_on_rank(rank: int, world: int, bad_rank: int, poll_s: float = 0.2) -> int:
+    """Rank ``bad_rank`` runs out of memory (a synthetic ``OutOfMemoryError``) inside a
+    :class:`CollectiveOOMGuard`, survives it and never joins the collective its peers are waiting in; the
+    guard must stop the peers (exit code ``OOM_EXIT_CODE``) instead of leaving them to the group's timeout."""
+    import time
+
+    from ._oom import CollectiveOOMGuard
+
+    try:
+        with CollectiveOOMGuard(poll_s=poll_s):
+            if rank == bad_rank:
+                raise torch.OutOfMemoryError("synthetic: tried to allocate 1.00 TiB")
+            t = torch.ones(1)
+            dist.all_reduce(t)  # waits for bad_rank, which never comes
+    except torch.OutOfMemoryError:
+        time.sleep(60)
+    return rank
