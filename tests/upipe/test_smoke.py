@@ -2,6 +2,7 @@ import dataclasses
 import json
 
 import pytest
+import torch
 
 from icml26.core import (
     VERDICTS,
@@ -104,3 +105,15 @@ def test_precondition_gates_the_step_claims():
         else:
             for cid in ("memory-step", "longest-sequence"):
                 assert by_id[cid].verdict == "inconclusive" and by_id[cid].reason.startswith("setting invalid")
+
+
+def test_train_device_resolution_and_argument_errors():
+    from icml26.upipe.train import parse_args, resolve_device
+
+    assert resolve_device("auto", "gloo").type == "cpu" and resolve_device("cpu", "gloo").type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+            resolve_device("auto", "nccl")
+    with pytest.raises(SystemExit):
+        parse_args(["--backend", "nccl", "--device", "cpu"])
+    assert parse_args(["--dtype", "bfloat16"]).dtype == "bfloat16"

@@ -148,3 +148,23 @@ def oom_on_rank(rank: int, world: int, bad_rank: int, poll_s: float = 0.2) -> in
     except torch.OutOfMemoryError:
         time.sleep(60)
     return rank
+
+
+def broadcast_check(rank: int, world: int) -> dict:
+    """Build the tiny Llama with a rank-dependent seed (as an unseeded launcher would), then broadcast rank 0's
+    weights: report the change made and a checksum of the weights afterwards."""
+    from .model import LlamaConfig, TinyLlama, broadcast_parameters
+
+    torch.manual_seed(rank)
+    cfg = LlamaConfig(vocab_size=64, n_layers=1, dim=16, n_heads=2, n_kv_heads=2, head_dim=8, ffn_dim=32)
+    model = TinyLlama(cfg, "upipe", None)
+    changed = broadcast_parameters(model)
+    checksum = float(sum(p.double().sum() * (i + 1) for i, p in enumerate(model.parameters())))
+    return {"changed": changed, "checksum": checksum}
+
+
+def train_main_on_rank(rank: int, world: int, argv: list[str]) -> list[float]:
+    """``icml26.upipe.train.main(argv)`` inside an already initialised process group."""
+    from .train import main
+
+    return main(argv)

@@ -19,7 +19,7 @@ from torch.utils.checkpoint import checkpoint
 from ._comm import group_size
 from .attention import ReferenceAttention, RingAttention, UlyssesAttention, UPipeAttention
 
-__all__ = ["LlamaConfig", "TinyLlama", "ATTENTIONS", "cp_loss", "allreduce_grads"]
+__all__ = ["LlamaConfig", "TinyLlama", "ATTENTIONS", "cp_loss", "allreduce_grads", "broadcast_parameters"]
 
 ATTENTIONS = {
     "reference": ReferenceAttention,
@@ -165,3 +165,22 @@ def allreduce_grads(model: nn.Module, group=None) -> None:
     for g in grads:
         g.copy_(flat[offset : offset + g.numel()].view_as(g))
         offset += g.numel()
+
+
+@torch.no_grad()
+def broadcast_parameters(model: nn.Module, group=None, src: int = 0) -> float:
+    """Copy group rank ``src``'s parameters and buffers to every rank; return the largest change made here.
+
+    Every rank seeds the same generator before building the model, so the copy should change nothing; the
+    returned ``max |before - after|`` (0.0 on rank ``src``) says whether the ranks really started alike.
+    """
+    if group_size(group) == 1:
+        return 0.0
+    root = dist.get_global_rank(group, src) if group is not None else src
+    change = 0.0
+    for t in [*model.parameters(), *model.buffers()]:
+        before = t.detach().clone()
+        dist.broadcast(t.data, src=root, group=group)  # one collective per tensor: exact in every dtype
+        if t.numel():
+            change = max(change, float((t.detach() - before).abs().max()))
+    return change
