@@ -10,7 +10,7 @@ import torch.distributed as dist
 
 from ._comm import group_size, shard_sequence
 from .attention import RingAttention, UlyssesAttention, UPipeAttention
-from .memory import LiveTensorBytes
+from .memory import AllocatorBytes, LiveTensorBytes
 from .model import LlamaConfig, TinyLlama, allreduce_grads, cp_loss
 
 LAYERS = {"upipe": UPipeAttention, "ulysses": UlyssesAttention, "ring": RingAttention}
@@ -46,6 +46,8 @@ def layer_memory(
 
     ``fwd_peak``: forward peak minus bytes live at entry.  ``saved``: bytes still live after the forward,
     minus the output.  ``bwd_peak``: backward peak minus bytes live when the backward starts.
+    ``fwd_peak_alloc`` / ``total_peak_alloc``: the same peaks from the allocator's own events
+    (:class:`AllocatorBytes`; kernel scratch included), measured in a second, identical forward and backward.
     """
     torch.manual_seed(0)
     mod = LAYERS[method](e, h, hkv, d, None, u, causal)
@@ -59,16 +61,37 @@ def layer_memory(
         saved = mem.current - f["start"] - _nbytes(y)
         with mem.phase("backward") as b:
             y.backward(dy)
+    del y
+    x.grad = None
+    for p in mod.parameters():
+        p.grad = None
+    with AllocatorBytes() as fwd_alloc:
+        y = mod(x, pos)
+    with AllocatorBytes() as bwd_alloc:
+        y.backward(dy)
     out = _max_over_ranks(
         {
             "fwd_peak": f["peak"] - f["start"],
             "saved": saved,
             "bwd_peak": b["peak"] - b["start"],
             "total_peak": max(f["peak"], b["peak"]) - f["start"],
+            "fwd_peak_alloc": fwd_alloc.peak,
+            "bwd_peak_alloc": bwd_alloc.peak,
         }
     )
     if timeline and rank == 0:
         out["timeline"] = mem.timeline
+    return out
+
+
+def layer_memories(rank: int, world: int, jobs: list[tuple]) -> list[dict]:
+    """:func:`layer_memory` for each ``(method, u, s, e, h, hkv, d)`` in ``jobs``, in one process group."""
+    import gc
+
+    out = []
+    for job in jobs:
+        gc.collect()  # nothing left over from the previous job may be freed inside the next measurement
+        out.append(layer_memory(rank, world, *job))
     return out
 
 

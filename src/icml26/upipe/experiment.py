@@ -25,6 +25,7 @@ from icml26.core import Experiment, Report, judge_every, judge_threshold, regist
 from ._checks import compare_methods  # noqa: E402
 from ._kernel import kernel_name  # noqa: E402
 from ._measure import (  # noqa: E402
+    layer_memories,
     layer_memory,
     smax_search,
     step_memory,
@@ -59,6 +60,7 @@ class Config:
     mem_seq: tuple[int, ...] = (2048, 4096, 8192)
     mem_dim: int = 256
     mem_heads: int = 16
+    mem_kv_heads: tuple[int, ...] = (16, 4)  # MHA and GQA (Hkv = H/4, the Llama 3 ratio)
     mem_head_dim: int = 16
     fwd_ratio_max: float = 0.45
     saved_ratio_max: float = 0.35
@@ -89,6 +91,7 @@ QUICK = Config(
     mem_seq=(1024,),
     mem_dim=128,
     mem_heads=8,
+    mem_kv_heads=(8, 2),
     fwd_ratio_max=0.6,
     saved_ratio_max=0.5,
     layers=1,
@@ -143,19 +146,24 @@ def _memory(cfg: Config, progress) -> dict:
     mem = []
     for world in cfg.mem_world_sizes:
         for s_len in progress.track(cfg.mem_seq, description=f"memory C={world}"):
-            for method, label, u in _mem_methods(world):
-                r = progress.cached(
-                    f"mem-C{world}-S{s_len}-{label.replace(' ', '_')}",
-                    partial(_first, layer_memory, world, (method, u, s_len, e, h, h, d)),
-                )
+            labels = [(hkv, method, label, u) for hkv in cfg.mem_kv_heads for method, label, u in _mem_methods(world)]
+            jobs = [(method, u, s_len, e, h, hkv, d) for hkv, method, _, u in labels]
+            got = progress.cached(  # every method and Hkv at this (C, S) in one process group (one spawn)
+                f"mem-C{world}-S{s_len}-Hkv{'_'.join(map(str, cfg.mem_kv_heads))}",
+                partial(_first, layer_memories, world, (jobs,)),
+            )
+            for (hkv, method, label, u), r in zip(labels, got):
                 row = {
                     "C": world,
                     "S": s_len,
+                    "Hkv": hkv,
                     "method": label,
                     **{k: r[k] / MiB for k in ("fwd_peak", "saved", "bwd_peak", "total_peak")},
+                    "fwd_alloc": r["fwd_peak_alloc"] / MiB,
+                    "bwd_alloc": r["bwd_peak_alloc"] / MiB,
                 }
                 if method in ("ulysses", "upipe"):
-                    f = attention_bytes_formula(method, s_len, world, h, h, d, e, u)
+                    f = attention_bytes_formula(method, s_len, world, h, hkv, d, e, u)
                     row["fwd_formula"] = f["fwd_peak"] / MiB
                     row["saved_formula"] = f["saved"] / MiB
                 mem.append(row)
@@ -186,6 +194,26 @@ def _memory(cfg: Config, progress) -> dict:
     return {"layers": mem, "steps": steps, "ulysses_layer_at_step_seq": layer_at_step, "smax": smax}
 
 
+def smax_fit(probes: dict[str, float], budget: float) -> dict[str, float]:
+    """Least-squares line ``peak = intercept + slope * S`` through the S_max search's probes, and the ``S``
+    where it meets ``budget`` (the longest sequence that fits, off the bisection's grid)."""
+    import numpy as np
+
+    s_vals = np.array([float(k) for k in probes])
+    peaks = np.array([float(v) for v in probes.values()])
+    if len(s_vals) < 2:
+        raise ValueError(f"probes must hold at least two sequence lengths, got {len(s_vals)}")
+    slope, intercept = np.polyfit(s_vals, peaks, 1)
+    resid = peaks - (intercept + slope * s_vals)
+    r2 = 1 - float(resid @ resid) / max(float(((peaks - peaks.mean()) ** 2).sum()), 1e-300)
+    return {
+        "s_max_fit": float((budget - intercept) / slope),
+        "slope": float(slope),
+        "intercept": float(intercept),
+        "r2": r2,
+    }
+
+
 class _NoCache:
     """Stand-in for ``progress`` when ``measure`` is called without one (computes everything)."""
 
@@ -205,8 +233,8 @@ class _NoCache:
 
 
 MEMORY_FIELDS = (
-    "mem_world_sizes", "mem_seq", "mem_dim", "mem_heads", "mem_head_dim", "layers", "ffn_dim", "mlp_chunks",
-    "step_seq", "budget_mib", "smax_start", "smax_limit",
+    "mem_world_sizes", "mem_seq", "mem_dim", "mem_heads", "mem_kv_heads", "mem_head_dim", "layers", "ffn_dim",
+    "mlp_chunks", "step_seq", "budget_mib", "smax_start", "smax_limit",
 )  # fmt: skip
 
 
@@ -316,39 +344,66 @@ def judge(cfg: Config, records: list[dict], rep: Report) -> None:
     )
     rep.metrics["memory"] = mem
 
-    def pick(world, s_len, label, key):
-        return next(r[key] for r in mem if r["C"] == world and r["S"] == s_len and r["method"] == label)
+    mha, gqa = cfg.mem_heads, min(cfg.mem_kv_heads)
+
+    def pick(world, s_len, label, key, hkv=mha):
+        return next(
+            r[key] for r in mem if r["C"] == world and r["S"] == s_len and r["method"] == label and r["Hkv"] == hkv
+        )
 
     w0 = cfg.mem_world_sizes[0]
-    fwd_ratios = [pick(w0, s, "upipe U=C", "fwd_peak") / pick(w0, s, "ulysses", "fwd_peak") for s in cfg.mem_seq]
-    saved_ratios = [pick(w0, s, "upipe U=C", "saved") / pick(w0, s, "ulysses", "saved") for s in cfg.mem_seq]
+
+    def mem_ratio(key, hkv):
+        return [pick(w0, s, "upipe U=C", key, hkv) / pick(w0, s, "ulysses", key, hkv) for s in cfg.mem_seq]
+
+    for suffix, hkv, what in (("", mha, "MHA"), ("-gqa", gqa, f"GQA, Hkv = {gqa} of H = {mha}")):
+        if suffix and gqa == mha:
+            continue
+        rep.add_claim(
+            judge_every(
+                f"memory-forward{suffix}",
+                f"UPipe (U=C) attention forward peak is <= {cfg.fwd_ratio_max}x Ulysses's "
+                f"({what}; C={w0}, S in {list(cfg.mem_seq)})",
+                ("forward peak ratio UPipe/Ulysses per S", mem_ratio("fwd_peak", hkv)),
+                bound=cfg.fwd_ratio_max,
+                sense="<=",
+            )
+        )
+        rep.add_claim(
+            judge_every(
+                f"memory-saved{suffix}",
+                f"UPipe (U=C) saved-for-backward bytes are <= {cfg.saved_ratio_max}x Ulysses's ({what}; C={w0}, "
+                f"S in {list(cfg.mem_seq)})",
+                ("saved-bytes ratio UPipe/Ulysses per S", mem_ratio("saved", hkv)),
+                bound=cfg.saved_ratio_max,
+                sense="<=",
+            )
+        )
     rep.add_claim(
         judge_every(
-            "memory-forward",
-            f"UPipe (U=C) attention forward peak is <= {cfg.fwd_ratio_max}x Ulysses's "
-            f"(C={w0}, S in {list(cfg.mem_seq)})",
-            ("forward peak ratio UPipe/Ulysses per S", fwd_ratios),
+            "memory-forward-allocator",
+            f"UPipe (U=C) attention forward peak is <= {cfg.fwd_ratio_max}x Ulysses's counted by the allocator's "
+            f"own events (torch.profiler; kernel scratch included), MHA and GQA, C={w0}, S in {list(cfg.mem_seq)}",
+            ("allocator forward-peak ratio UPipe/Ulysses per S and Hkv", mem_ratio("fwd_alloc", mha)
+             + (mem_ratio("fwd_alloc", gqa) if gqa != mha else [])),
             bound=cfg.fwd_ratio_max,
             sense="<=",
         )
+    )  # fmt: skip
+    gaps = [r["fwd_alloc"] / r["fwd_peak"] - 1 for r in mem]
+    rep.add_note(
+        "allocator vs live tensor bytes (forward peak): the allocator's events read "
+        f"{min(gaps):+.1%} to {max(gaps):+.1%} of LiveTensorBytes over all rows (kernel scratch and other "
+        "non-tensor allocations are the difference); gloo's transport buffers are outside both"
     )
-    rep.add_claim(
-        judge_every(
-            "memory-saved",
-            f"UPipe (U=C) saved-for-backward bytes are <= {cfg.saved_ratio_max}x Ulysses's (C={w0}, "
-            f"S in {list(cfg.mem_seq)})",
-            ("saved-bytes ratio UPipe/Ulysses per S", saved_ratios),
-            bound=cfg.saved_ratio_max,
-            sense="<=",
-        )
-    )
+    rep.metrics["allocator_gap_fwd"] = {"min": min(gaps), "max": max(gaps)}
     pairs = (("fwd_peak", "fwd_formula"), ("saved", "saved_formula"))
     devs = [abs(r[m] / r[f] - 1) for r in mem if "fwd_formula" in r for m, f in pairs]
     rep.add_claim(
         judge_every(
             "memory-formula",
             f"measured forward peak and saved bytes of UPipe and Ulysses are within {cfg.formula_tol:.0%} of the "
-            "analytic formula (attention_bytes_formula), every C and S",
+            "analytic formula (attention_bytes_formula), every C, S, Hkv and U",
             ("|measured / formula - 1|", devs),
             bound=cfg.formula_tol,
             sense="<=",
@@ -357,16 +412,17 @@ def judge(cfg: Config, records: list[dict], rep: Report) -> None:
     )
     order = [
         max(
-            pick(w, s, "upipe U=C", "fwd_peak") - pick(w, s, "upipe U=2C", "fwd_peak"),
-            pick(w, s, "upipe U=2C", "fwd_peak") - pick(w, s, "ulysses", "fwd_peak"),
+            pick(w, s, "upipe U=C", "fwd_peak", hkv) - pick(w, s, "upipe U=2C", "fwd_peak", hkv),
+            pick(w, s, "upipe U=2C", "fwd_peak", hkv) - pick(w, s, "ulysses", "fwd_peak", hkv),
         )
         for w in cfg.mem_world_sizes
         for s in cfg.mem_seq
+        for hkv in cfg.mem_kv_heads
     ]
     rep.add_claim(
         judge_every(
             "memory-knob",
-            "U is a memory knob: forward peak of UPipe U=C <= U=2C <= Ulysses, every C and S",
+            "U is a memory knob: forward peak of UPipe U=C <= U=2C <= Ulysses, every C, S and Hkv",
             ("max violation of the ordering (MiB)", order),
             bound=0.0,
             sense="<=",
@@ -407,21 +463,54 @@ def judge(cfg: Config, records: list[dict], rep: Report) -> None:
 
     # ---- longest sequence under a budget -----------------------------------------------------------------
     smax = memory["smax"]
-    ratio = smax["upipe"]["s_max"] / max(smax["ulysses"]["s_max"], 1)
+    budget = cfg.budget_mib * MiB
+    fits = {m: smax_fit(v["probes"], budget) for m, v in smax.items()}
+    ratio = fits["upipe"]["s_max_fit"] / fits["ulysses"]["s_max_fit"]
     rep.add_claim(
         judge_every(
             "longest-sequence",
             f"under a per-rank activation budget of {cfg.budget_mib:g} MiB (training step of the tiny Llama, AC, "
-            f"tiled MLP, C={w0}) the longest trainable sequence with UPipe is >= {cfg.smax_min_ratio}x Ulysses's",
-            ("S_max(UPipe) / S_max(Ulysses)", [ratio]),
+            f"tiled MLP, C={w0}) the longest trainable sequence with UPipe is >= {cfg.smax_min_ratio}x Ulysses's "
+            "(S_max from a straight-line fit of the measured step peak against S)",
+            ("S_max(UPipe) / S_max(Ulysses), fitted", [ratio]),
             bound=cfg.smax_min_ratio,
             sense=">=",
             requires=["attention_dominates_step"],
         )
     )
-    rep.add_table(
-        "longest_sequence", [{"method": m, "S_max": v["s_max"], "budget_MiB": cfg.budget_mib} for m, v in smax.items()]
+    unit = 2 * w0 * 64
+    misfit = [max(v["s_max"] - fits[m]["s_max_fit"], fits[m]["s_max_fit"] - v["s_max"] - unit) for m, v in smax.items()]
+    rep.add_claim(
+        judge_every(
+            "smax-fit-agrees",
+            f"the fitted S_max lies in the bisection's last bracket [S_max, S_max + {unit}) for both methods "
+            "(the step peak is linear in S: the fit and the search measure the same thing)",
+            ("distance outside the bracket (tokens)", misfit),
+            bound=0.0,
+            sense="<=",
+            kind="check",
+        )
     )
+    rep.add_table(
+        "longest_sequence",
+        [
+            {
+                "method": m,
+                "S_max (bisection)": v["s_max"],
+                "S_max (fit)": round(fits[m]["s_max_fit"]),
+                "MiB per 1k tokens": fits[m]["slope"] * 1024 / MiB,
+                "intercept MiB": fits[m]["intercept"] / MiB,
+                "fit R^2": fits[m]["r2"],
+                "probes": len(v["probes"]),
+                "budget_MiB": cfg.budget_mib,
+            }
+            for m, v in smax.items()
+        ],
+        caption="S_max by bisection on a grid of 2C*64 tokens, and from a least-squares line through every probe's "
+        "measured step peak (the claim uses the fit: the grid alone leaves the ratio uncertain by a grid step)",
+    )
+    rep.metrics["smax_ratio_bisection"] = smax["upipe"]["s_max"] / max(smax["ulysses"]["s_max"], 1)
+    rep.metrics["smax_fit"] = fits
     rep.metrics["smax"] = smax
 
     # ---- speed -------------------------------------------------------------------------------------------

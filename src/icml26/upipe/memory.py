@@ -20,7 +20,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-__all__ = ["LiveTensorBytes", "attention_bytes_formula"]
+__all__ = ["LiveTensorBytes", "AllocatorBytes", "attention_bytes_formula"]
 
 
 def _storage_key(t: torch.Tensor) -> int | None:
@@ -116,6 +116,55 @@ class LiveTensorBytes(TorchDispatchMode):
             rec["end"] = self.current
 
 
+class AllocatorBytes:
+    """Peak bytes the allocator handed out inside the block, above its level at entry (``torch.profiler``).
+
+    Where :class:`LiveTensorBytes` sees only tensors that ops return, the profiler's memory events record
+    every allocation and free of the CPU (and CUDA) caching allocator, kernel-internal scratch included; the
+    events are replayed in time order and ``peak`` is the highest running sum.  Slower (a profiler session),
+    so used as a second column beside the live-tensor count, not instead of it.
+
+    ```python
+    with AllocatorBytes() as alloc:
+        y = layer(x, pos)
+    alloc.peak
+    ```
+    """
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.events = 0
+        self._prof = None
+
+    def __enter__(self) -> AllocatorBytes:
+        import warnings
+
+        from torch.profiler import ProfilerActivity, profile
+
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._prof = profile(activities=acts, profile_memory=True)
+            self._prof.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._prof.__exit__(*exc)
+        events = [e for e in self._prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+        events.sort(key=lambda e: e.start_ns())  # a stable sort: simultaneous events keep their order
+        current = peak = 0
+        for e in events:
+            current += e.nbytes()
+            peak = max(peak, current)
+        self.peak, self.events = peak, len(events)
+        self._prof = None
+        return False
+
+
 def attention_bytes_formula(
     method: str,
     seq_len: int,
@@ -140,7 +189,9 @@ def attention_bytes_formula(
     * UPipe saves only the output buffer: ``saved = A + L + R``; its forward peak is the larger of the end
       (``A + L + R + Y``) and the all-to-all of a stage's queries, when the buffer, the preallocated
       log-sum-exp, the stage's K and V and three query-sized tensors (projection, send and receive buffers)
-      are live: ``A + L + R + 3a + 2akv`` with ``a = A U / H`` and ``akv`` the stage's KV bytes.
+      are live: ``A + L + R + 3a + 2akv`` with ``a = A U / H`` and ``akv`` the stage's KV bytes; or inside the
+      kernel, ``A + L + R + 2a + 2akv + l`` (``l`` the stage's log-sum-exp) plus ``2a`` when GQA with ``U > C``
+      makes the kernel repeat each rank's K/V heads to its query-head count.
 
     With ``C = 1`` there is no exchange, so one buffer replaces each send/receive pair (UPipe); the Ulysses
     terms assume ``C >= 2`` (with one rank some of its layout changes become views and it uses less).  Kernel-internal
@@ -165,7 +216,12 @@ def attention_bytes_formula(
         peak = max(2 * a_q + (3 + k) * a_kv + rope, (2 + k) * a_q + 2 * a_kv + lse + rope, saved + y)
         return {"saved": saved, "fwd_peak": peak}
     a = a_q * geo.heads_per_stage // num_heads
-    akv = batch * t * cp_size * max(1, geo.heads_per_rank // geo.group_size_eff) * head_dim * elem_bytes
+    kv_per_rank = max(1, geo.heads_per_rank // geo.group_size_eff)
+    akv = batch * t * cp_size * kv_per_rank * head_dim * elem_bytes
     saved = a_q + lse + rope
-    peak = max(saved + y, a_q + lse + rope + (1 + k) * a + 2 * akv)
+    # inside the kernel: q, k, v, the stage's output and log-sum-exp, and, when a rank's query heads share
+    # fewer KV heads (GQA with U > C), the K/V copies repeated to the query-head count
+    expanded = 2 * a if geo.heads_per_rank > kv_per_rank else 0
+    kernel = a_q + lse + rope + 2 * a + 2 * akv + expanded + lse * geo.heads_per_stage // num_heads
+    peak = max(saved + y, a_q + lse + rope + (1 + k) * a + 2 * akv, kernel)
     return {"saved": saved, "fwd_peak": peak}
