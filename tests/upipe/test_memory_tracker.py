@@ -74,3 +74,25 @@ def test_agrees_with_memtracker_on_mlp():
     params = sum(p.numel() * 4 for p in model.parameters())
     ours = mem.peak + params  # MemTracker also counts the parameters (not the input made outside it)
     assert abs(ours / peak_ref - 1) < 0.05, (ours, peak_ref)
+
+
+def test_allocator_bytes_sees_a_known_allocation_and_kernel_scratch():
+    import torch
+
+    from icml26.upipe.memory import AllocatorBytes, LiveTensorBytes
+
+    with AllocatorBytes() as alloc:
+        a = torch.empty(1 << 18)  # 1 MiB
+        b = torch.empty(1 << 17)  # 0.5 MiB
+        del a
+        c = torch.empty(1 << 16)  # 0.25 MiB (after a was freed: the peak stays 1.5 MiB)
+    assert alloc.peak == 3 << 19 and alloc.events >= 4
+    del b, c
+    # the CPU flash kernel allocates score scratch it never returns: the allocator sees it, live tensors do not
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 1, 2048, 16) for _ in range(3))
+    with LiveTensorBytes() as live:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    with AllocatorBytes() as alloc:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert alloc.peak > live.peak

@@ -23,12 +23,15 @@ P = H / U (pipe deg.)  ``HeadGeometry.num_stages``
 GQA head pairing       :class:`HeadGeometry` (``query_head(s, r)``, ``kv_head(s, r)``)
 UPipe forward/backward :func:`upipe_attention`, :class:`UPipeAttention`
 DeepSpeed-Ulysses      :class:`UlyssesAttention`;  Ring attention: :class:`RingAttention`
-peak memory            :class:`memory.LiveTensorBytes` (live tensor bytes, per-phase peaks)
+peak memory            :class:`memory.LiveTensorBytes` (live tensor bytes, per-phase peaks) and
+                       :class:`memory.AllocatorBytes` (the allocator's own events, kernel scratch included)
 =====================  ============================================================================
 """
 
 from . import memory, testing
 from ._comm import SequenceLengthMismatchError, gather_sequence, shard_sequence
+from ._kernel import kernel_name
+from ._oom import CollectiveOOMGuard
 from .attention import (
     ReferenceAttention,
     RingAttention,
@@ -39,8 +42,8 @@ from .attention import (
     upipe_attention,
 )
 from .geometry import HeadGeometry
-from .memory import LiveTensorBytes, attention_bytes_formula
-from .model import LlamaConfig, TinyLlama
+from .memory import AllocatorBytes, LiveTensorBytes, attention_bytes_formula
+from .model import LlamaConfig, TinyLlama, broadcast_parameters
 
 __all__ = [
     "UPipeAttention",
@@ -57,7 +60,11 @@ __all__ = [
     "memory",
     "testing",
     "LiveTensorBytes",
+    "AllocatorBytes",
     "attention_bytes_formula",
     "LlamaConfig",
     "TinyLlama",
+    "broadcast_parameters",
+    "kernel_name",
+    "CollectiveOOMGuard",
 ]
