@@ -116,6 +116,23 @@ class LiveTensorBytes(TorchDispatchMode):
             rec["end"] = self.current
 
 
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 for the block (kineto prints a line to it at every profiler start and stop)."""
+    import os
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 class AllocatorBytes:
     """Peak bytes the allocator handed out inside the block, above its level at entry (``torch.profiler``).
 
@@ -142,7 +159,7 @@ class AllocatorBytes:
         from torch.profiler import ProfilerActivity, profile
 
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _quiet_stderr():
             warnings.simplefilter("ignore")
             self._prof = profile(activities=acts, profile_memory=True)
             self._prof.__enter__()
@@ -151,7 +168,7 @@ class AllocatorBytes:
     def __exit__(self, *exc) -> bool:
         import warnings
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _quiet_stderr():
             warnings.simplefilter("ignore")
             self._prof.__exit__(*exc)
         events = [e for e in self._prof.profiler.kineto_results.events() if e.name() == "[memory]"]
