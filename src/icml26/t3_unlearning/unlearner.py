@@ -305,13 +305,15 @@ class TiltClassifier(nn.Module):
         """Logit of ``f_hat`` for paired rows ``h [N, d]``, ``e [N, d_emb]`` -> ``[N]``."""
         return self.out(F.relu(self._h(h) + self._e(e))).squeeze(-1)
 
-    def all_candidates(self, h: torch.Tensor, emb: torch.Tensor, chunk: int = 256) -> torch.Tensor:
+    def all_candidates(self, h: torch.Tensor, emb: torch.Tensor, chunk: int = 64) -> torch.Tensor:
         """``log f_hat`` for every row of ``h [P, d]`` and every candidate of ``emb [V, d_emb]`` -> ``[P, V]``."""
         ev = self._e(emb)  # [V, H]
+        hv = self._h(h)  # [P, H]
+        w, b = self.out.weight[0], self.out.bias
         outs = []
         for i in range(0, h.shape[0], chunk):
-            z = F.relu(self._h(h[i : i + chunk])[:, None, :] + ev[None, :, :])
-            outs.append(F.logsigmoid(self.out(z).squeeze(-1)))
+            z = (hv[i : i + chunk, None, :] + ev[None, :, :]).clamp_min_(0.0)  # relu, in place: [chunk, V, H]
+            outs.append(F.logsigmoid(z @ w + b))
         return torch.cat(outs, dim=0) if outs else h.new_zeros((0, emb.shape[0]))
 
 
