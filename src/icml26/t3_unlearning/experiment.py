@@ -268,7 +268,9 @@ def _toy_judge(cfg: Config, records: list[dict], report: Report) -> None:
     report.add_note(
         "Toy setting (issue 20): the spike atoms get retain-side features and the separation is "
         f"{cfg.toy_separation:g}, so the classifier mistakes the memorised answers for retain data. CG's mean "
-        "forget mass over m = " + ", ".join(f"{m:g}" for m in sorted(cfg.toy_masses)) + ": "
+        "forget mass over m = "
+        + ", ".join(f"{m:g}" for m in sorted(cfg.toy_masses))
+        + ": "
         + ", ".join(f"{x:.4f}" for x in cg_means)
         + " (it rises, then flattens near m = 1; per toy problem it is not monotone everywhere, so the precondition "
         "compares the extremes)."

@@ -12,7 +12,8 @@ Every atom has a 16-d feature ``phi(z) = N(0, I) + separation * y(z) * u`` (``y 
 ``spike_features="retain"`` the spike atoms get retain-side features (``y = -1`` in ``phi``; they are still
 forget atoms): the memorised forget answers look like retain data to the classifier, the case where its error
 ``delta`` sits exactly where ``p`` is large, so classifier guidance's forget mass grows with ``m`` (the failure
-mode T3 addresses).  ``"forget"`` (the default) gives them forget-side features like every other forget atom.  The classifier
+mode T3 addresses).  ``"forget"`` (the default) gives them forget-side features like every other forget atom.
+The classifier
 ``f_hat(z) ~ P(R | z)`` is a logistic regression on ``phi`` fitted to ``n_samples`` draws from ``p`` labelled
 retain / forget: it has a real finite-sample error.
 

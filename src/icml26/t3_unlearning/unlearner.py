@@ -94,9 +94,7 @@ class BaseFeatures:
         return int(self.model.cfg.block_size)
 
     @torch.no_grad()
-    def step(
-        self, ids: torch.Tensor, key_mask: torch.Tensor, past=None
-    ) -> tuple[torch.Tensor, torch.Tensor, object]:
+    def step(self, ids: torch.Tensor, key_mask: torch.Tensor, past=None) -> tuple[torch.Tensor, torch.Tensor, object]:
         """One incremental forward with a KV cache: ``(logits of the last position [B, V], hidden states of the new
         positions [B, n, d], new cache)`` for new ids ``[B, n]``; ``key_mask [B, past + n]`` (bool) marks the real
         (not padding) positions of the whole sequence so far.  Positions count real tokens only, so a left-padded
