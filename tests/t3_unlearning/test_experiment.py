@@ -105,7 +105,7 @@ def test_mutants_move_the_verdicts(quick):
         for rule in ("fq", "fq_at_utility"):
             r["lm"][rule]["CG"]["log10_fq"] = 0.0
         for row in r["shared"]["cost_sweep"]["rows"]:  # and a T3 fit as slow as GA at every width
-            row["ratio"] = 0.5
+            row["ga_over_t3_seconds"] = 0.5
 
     c = _rejudge(result, cg_succeeds_and_t3_fits_slowly)
     assert c["lm_cg_fails"].verdict == "does not hold"
@@ -118,7 +118,7 @@ def test_mutants_move_the_verdicts(quick):
                 r["lm"][rule][name]["log10_fq"] = -5.0
         r["shared"]["full_model"]["forget_quality"] = 1e-6
         for row, ratio in zip(r["shared"]["cost_sweep"]["rows"], (2.0, 9.0), strict=True):
-            row["ratio"] = ratio
+            row["ga_over_t3_seconds"] = ratio
 
     c = _rejudge(result, t3_is_cg_and_temper_but_fast)
     assert c["lm_cg_fails"].verdict == "holds" and c["full_model_remembers"].verdict == "holds"
