@@ -7,14 +7,19 @@ Each reported seed draws ``toy_seeds_per_seed`` independent toy problems (own at
 
 Part B (TOFU-like LM): a tiny GPT is trained on all fictitious authors + world facts ("full", the model to
 unlearn) and another on the retain authors only ("retain", the oracle and the forget-quality reference); both are
-``progress.checkpoint`` artifacts shared by every seed.  Methods: T3 and classifier guidance (one classifier per
-seed, shared by both; they differ only in ``T``), gradient ascent, GradDiff and NPO.  Hyperparameters (``T``,
-``lambda``; learning rate and number of epochs) are chosen on selection seeds by median forget quality (ties:
-model utility), as in the paper's protocol; the selection is one more shared artifact.  Each reported seed
-(:func:`measure`) then reruns every method with its chosen configuration, varying the classifier initialisation
-and the minibatch order (the data, forget split and base models are fixed by ``data_seed``: the unit is one
-unlearning run of the same base model).  :func:`judge` judges the preconditions first (the full model remembers
-the forget set; classifier guidance fails where a claim relies on it failing), then the claims.
+``progress.checkpoint`` artifacts shared by every seed.  Methods: T3, classifier guidance (CG) and temper-only
+(one classifier per seed, shared by all three; they differ only in ``T`` and ``lambda``), gradient ascent,
+GradDiff and NPO.  Fair grids (issue 20): CG's ``lambda`` as many values as T3's ``(T, lambda)`` grid and beyond
+T3's largest ``T * lambda``; the fine-tuning baselines a learning-rate grid x up to ``ft_epochs`` epochs (each
+run scored after every epoch in ``ft_eval_epochs``); every arm chosen by the same two rules on the same
+selection seed(s): max median forget quality, and max median forget quality among configurations keeping 0.9x
+the full model's utility.  The selection is one more shared artifact.  Each reported seed (:func:`measure`)
+then reruns every method with its chosen configuration, varying the classifier initialisation and the
+minibatch order (the data, forget split and base models are fixed by ``data_seed``: the unit is one unlearning
+run of the same base model).  A cost sweep over base width (untrained bases of the same architecture; timing
+depends on shapes only) times T3's fit against gradient ascent at the epochs its grid chose.  :func:`judge`
+judges the preconditions first (the toy's CG fails more as the forget set concentrates; the full model
+remembers the forget set; classifier guidance fails where a claim relies on it failing), then the claims.
 """
 
 from __future__ import annotations
