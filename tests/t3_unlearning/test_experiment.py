@@ -14,23 +14,30 @@ KINDS = {
     "toy_cg_monotone": "precondition",
     "toy_forget_mass": "claim",
     "toy_kl": "claim",
+    "toy_gap_grows": "claim",
     "full_model_remembers": "precondition",
     "lm_cg_fails": "precondition",
     "lm_fq_vs_cg": "claim",
     "lm_fq_vs_finetune": "claim",
     "lm_utility_vs_full": "claim",
     "lm_utility_vs_finetune": "claim",
+    "lm_fq_vs_temper": "claim",
     "lm_cg_fails_at_utility": "precondition",
     "lm_fq_vs_cg_at_utility": "claim",
     "lm_fq_vs_finetune_at_utility": "claim",
     "lm_utility_vs_full_at_utility": "claim",
     "lm_utility_vs_finetune_at_utility": "claim",
+    "lm_fq_vs_temper_at_utility": "claim",
     "cg_hurt_by_memorisation": "precondition",
     "memorisation_hurts_cg_more": "claim",
     "cost_fit_time": "claim",
+    "cost_gap_grows": "claim",
 }
 REQUIRES = {
     "toy_forget_mass": ["toy_cg_monotone"],
+    "toy_gap_grows": ["toy_cg_monotone"],
+    "lm_fq_vs_temper": ["full_model_remembers"],
+    "lm_fq_vs_temper_at_utility": ["full_model_remembers"],
     "lm_fq_vs_cg": ["full_model_remembers", "lm_cg_fails"],
     "lm_fq_vs_cg_at_utility": ["full_model_remembers", "lm_cg_fails_at_utility"],
     "lm_fq_vs_finetune": ["full_model_remembers"],
@@ -59,14 +66,21 @@ def test_quick_preset_end_to_end(quick):
     assert by_id["toy_forget_mass"]["test"]["n_units"] == 4
     assert by_id["lm_fq_vs_finetune"]["test"]["n_units"] == 2  # LM statements: seeds are the unit
     tuning = result["tuning"]
-    assert tuning["T3"]["budget"] >= tuning["CG"]["budget"] > tuning["GA"]["budget"]  # what the code spends
-    assert by_id["lm_fq_vs_finetune"]["test"]["tuning"]["baselines"]["GA log10 FQ"]["under_tuned"]
+    assert tuning["CG"]["configs"] == len(QUICK.cg_guidances) and tuning["Temper"]["steps"] == 0
+    assert tuning["GA"]["configs"] == len(QUICK.ft_lrs) * len(QUICK.ft_eval_epochs)
+    assert tuning["GA"]["steps"] == QUICK.ft_epochs
+    cost = result["metrics"]["cost_sweep"]
+    assert [r["width"] for r in cost["rows"]] == list(QUICK.cost_widths)
+    assert all(0 < r["share"] < 1 and r["t3_fit_seconds"] > 0 and r["ga_seconds"] > 0 for r in cost["rows"])
+    assert by_id["cost_fit_time"]["test"]["n_units"] == len(QUICK.cost_widths)  # judged on the sweep
     m = result["metrics"]
     assert m["retain_model"]["forget_quality"] == 1.0  # the oracle against itself
     for rule in ("fq", "fq_at_utility"):
         chosen = m["chosen_hyperparameters"][rule]
-        assert set(chosen) == {"CG", "T3", "GA", "GradDiff", "NPO"}
-        assert chosen["CG"]["T"] == 1.0 and chosen["T3"]["T"] > 1.0
+        assert set(chosen) == {"CG", "T3", "Temper", "GA", "GradDiff", "NPO"}
+        assert chosen["CG"]["T"] == 1.0 and chosen["T3"]["T"] > 1.0 and chosen["T3"]["lambda"] > 0
+        assert chosen["Temper"]["lambda"] == 0.0 and chosen["CG"]["lambda"] in QUICK.cg_guidances
+        assert chosen["GA"]["epochs"] in QUICK.ft_eval_epochs
         for row in m["per_seed"]:
             assert 0.0 <= row[rule]["T3"]["forget_quality"] <= 1.0 and 0.0 <= row[rule]["T3"]["model_utility"] <= 1.0
     assert 0.0 < m["value_token_prob"]["full_on_forget"] <= 1.0
@@ -74,7 +88,7 @@ def test_quick_preset_end_to_end(quick):
     for name in ("tofu_scatter.png", "toy_temperature.png", "memorisation_sweep.png", "report.md"):
         assert (run_dir / name).exists()
     arts = sorted("-".join(p.name.split("-")[:2]) for p in (run_dir.parent / ".artifacts").glob("*.pt"))
-    assert arts == ["t3-selection", "tinylm-full", "tinylm-retain"]  # built once, shared by the seeds
+    assert arts == ["t3-cost", "t3-selection", "tinylm-full", "tinylm-retain"]  # built once, shared by the seeds
 
 
 def _rejudge(result, mutate):
@@ -87,23 +101,56 @@ def _rejudge(result, mutate):
 def test_mutants_move_the_verdicts(quick):
     result = quick[1]
 
-    def cg_succeeds(r):  # CG already forgets: the precondition fails, the T3-vs-CG claim is not judged
+    def cg_succeeds_and_t3_fits_slowly(r):  # CG already forgets: the precondition fails, T3 vs CG is not judged
         for rule in ("fq", "fq_at_utility"):
             r["lm"][rule]["CG"]["log10_fq"] = 0.0
+        for row in r["shared"]["cost_sweep"]["rows"]:  # and a T3 fit as slow as GA at every width
+            row["ga_over_t3_seconds"] = 0.5
 
-    c = _rejudge(result, cg_succeeds)
+    c = _rejudge(result, cg_succeeds_and_t3_fits_slowly)
     assert c["lm_cg_fails"].verdict == "does not hold"
     assert c["lm_fq_vs_cg"].verdict == "inconclusive" and c["lm_fq_vs_cg"].reason == "setting invalid: lm_cg_fails"
+    assert c["cost_fit_time"].verdict == "does not hold" and c["cost_gap_grows"].verdict == "does not hold"
 
-    def t3_is_cg(r):  # a T3 that does nothing beyond CG (and CG fails) never beats it
+    def t3_is_cg_and_temper_but_fast(r):  # a T3 that does nothing beyond CG or tempering never beats them
         for rule in ("fq", "fq_at_utility"):
-            r["lm"][rule]["CG"]["log10_fq"] = -5.0
-            r["lm"][rule]["T3"]["log10_fq"] = -5.0
+            for name in ("CG", "T3", "Temper"):
+                r["lm"][rule][name]["log10_fq"] = -5.0
         r["shared"]["full_model"]["forget_quality"] = 1e-6
+        for row, ratio in zip(r["shared"]["cost_sweep"]["rows"], (2.0, 9.0), strict=True):
+            row["ga_over_t3_seconds"] = ratio
 
-    c = _rejudge(result, t3_is_cg)
+    c = _rejudge(result, t3_is_cg_and_temper_but_fast)
     assert c["lm_cg_fails"].verdict == "holds" and c["full_model_remembers"].verdict == "holds"
-    assert c["lm_fq_vs_cg"].verdict == "does not hold"
+    assert c["lm_fq_vs_cg"].verdict == "does not hold" and c["lm_fq_vs_temper"].verdict == "does not hold"
+    assert c["cost_fit_time"].verdict == "holds" and c["cost_gap_grows"].verdict == "holds"
+
+
+def test_toy_mutants_move_the_verdicts(quick):
+    result = quick[1]
+
+    def no_tempering_gain(r):  # CG fails badly at m = 0.99 but T3 = CG at every m: the claims must fail
+        rows = r["toy"]["rows"]
+        for x in rows:
+            if x["T"] == 1.0 and x["m"] == max(QUICK.toy_masses):
+                x["forget_mass"] += 1.0
+        cg = {(x["m"], x["seed"]): x for x in rows if x["T"] == 1.0}
+        for x in rows:
+            x.update({k: cg[(x["m"], x["seed"])][k] for k in ("forget_mass", "kl", "tv")})
+
+    c = _rejudge(result, no_tempering_gain)
+    assert c["toy_cg_monotone"].verdict != "does not hold"
+    assert c["toy_forget_mass"].verdict in ("does not hold", "inconclusive")
+    assert c["toy_gap_grows"].verdict in ("does not hold", "inconclusive")
+
+    def cg_improves_when_concentrated(r):
+        for x in r["toy"]["rows"]:
+            if x["T"] == 1.0 and x["m"] == max(QUICK.toy_masses):
+                x["forget_mass"] = 1e-6
+
+    c = _rejudge(result, cg_improves_when_concentrated)
+    assert c["toy_cg_monotone"].verdict == "does not hold"
+    assert c["toy_forget_mass"].reason == "setting invalid: toy_cg_monotone"
 
 
 def test_generator_is_deterministic_author_disjoint_and_well_formed():

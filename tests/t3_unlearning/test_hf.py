@@ -59,3 +59,76 @@ def test_processor_in_hf_generate_matches_t3_generate():
     hidden = model(ids, output_hidden_states=True).hidden_states[-1]
     expected = scores / 3.0 + 2.0 * u.log_f_hat(hidden.mean(1))
     assert torch.allclose(u.logits_processor()(ids, scores), expected, atol=1e-4)
+
+
+def _tiny_gpt2(tok, seed=0):
+    torch.manual_seed(seed)
+    cfg = transformers.GPT2Config(
+        n_layer=2,
+        n_head=2,
+        n_embd=16,
+        vocab_size=len(tok),
+        n_positions=48,
+        bos_token_id=tok.eos_id,
+        eos_token_id=tok.eos_id,
+        pad_token_id=tok.pad_id,
+    )
+    return transformers.GPT2LMHeadModel(cfg).eval()
+
+
+def test_left_padded_batched_generate_equals_per_prompt_calls_with_one_forward_per_token():
+    data = make_fictitious_authors(4, seed=1, n_countries=4)
+    tok = data.tokenizer
+    model = _tiny_gpt2(tok)
+    sp = split_forget(data, 25, seed=0)
+    pairs = [(tok.encode(q.prompt), tok.encode(q.answer)) for q in sp.retain + sp.forget]
+    u = T3Unlearner(model, temperature=2.0, guidance=3.0, hidden=8, seed=0).fit(pairs[4:], pairs[:4], epochs=3)
+    prompts = sorted({tuple(x) for x, _ in pairs}, key=len)
+    prompts = [list(prompts[0]), list(prompts[-1]), list(prompts[len(prompts) // 2])]
+    assert len({len(p) for p in prompts}) > 1  # different lengths: the batch needs padding
+    L = max(len(p) for p in prompts)
+    ids = torch.tensor([[tok.pad_id] * (L - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (L - len(p)) + [1] * len(p) for p in prompts])
+    kw = dict(max_new_tokens=6, do_sample=False, pad_token_id=tok.pad_id, eos_token_id=None)
+    proc = u.logits_processor(attention_mask=mask)
+    out = model.generate(ids, attention_mask=mask, logits_processor=transformers.LogitsProcessorList([proc]), **kw)
+    assert proc.n_forwards_ == 6  # one prefill + one single-token cached forward per further token
+    for r, p in enumerate(prompts):
+        x = torch.tensor([p])
+        one = model.generate(
+            x,
+            attention_mask=torch.ones_like(x),
+            logits_processor=transformers.LogitsProcessorList([u.logits_processor()]),
+            **kw,
+        )
+        assert out[r, L:].tolist() == one[0, len(p) :].tolist() == u.generate([p], max_new_tokens=6)[0]
+    # the scores themselves (not only the argmax) agree between the padded row and the unpadded prompt
+    r = 0
+    s_pad = model(ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp_min(0)).logits[:, -1]
+    s_one = model(torch.tensor([prompts[r]])).logits[:, -1]
+    a = u.logits_processor(attention_mask=mask)(ids, s_pad)[r]
+    b = u.logits_processor()(torch.tensor([prompts[r]]), s_one)[0]
+    assert torch.allclose(a, b, atol=1e-4)
+
+
+def test_processor_input_errors():
+    data = make_fictitious_authors(4, seed=1, n_countries=4)
+    tok = data.tokenizer
+    model = _tiny_gpt2(tok)
+    sp = split_forget(data, 25, seed=0)
+    pairs = [(tok.encode(q.prompt), tok.encode(q.answer)) for q in sp.retain + sp.forget]
+    u = T3Unlearner(model, hidden=8, seed=0).fit(pairs[4:], pairs[:4], epochs=1)
+    proc = u.logits_processor()
+    scores = torch.zeros(1, len(tok))
+    with pytest.raises(TypeError, match="input_ids"):
+        proc("who wrote it", scores)
+    with pytest.raises(TypeError, match="input_ids"):
+        proc(torch.zeros(1, 3), scores)
+    with pytest.raises(ValueError, match="input_ids.*context is 48"):
+        proc(torch.zeros(1, 49, dtype=torch.long), scores)
+    with pytest.raises(TypeError, match="x_ids"):
+        u.generate(["who wrote it"], max_new_tokens=2)
+    with pytest.raises(ValueError, match="x_ids.*context of 48"):
+        u.generate([[1] * 45], max_new_tokens=4)
+    with pytest.raises(ValueError, match="attention_mask"):
+        u.logits_processor(attention_mask=torch.tensor([[2, 1]]))

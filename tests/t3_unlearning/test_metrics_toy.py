@@ -120,3 +120,24 @@ def test_toy_errors():
         make_toy(1.5, seed=0)
     with pytest.raises(ValueError, match="gamma must lie in"):
         prior_corrected(np.ones(2) / 2, 1.0)
+
+
+def test_retain_like_spikes_create_the_concentrated_forget_failure_mode():
+    """With retain-side features on the spike atoms CG's forget mass grows with m and tempering cuts it; with
+    forget-side spike features (the old toy) CG already handles them."""
+    kw = dict(seeds=range(6), temperatures=(1.0, 2.0), separation=2.0)
+    rows = mixture_experiment(masses=(0.1, 0.99), spike_features="retain", **kw)
+
+    def fm(rs, m, T):
+        return np.array([r["forget_mass"] for r in rs if r["m"] == m and r["T"] == T])
+
+    assert (fm(rows, 0.99, 1.0) > fm(rows, 0.1, 1.0)).all()
+    assert (fm(rows, 0.99, 2.0) < 0.6 * fm(rows, 0.99, 1.0)).all()
+    old = mixture_experiment(masses=(0.1, 0.99), spike_features="forget", **kw)
+    assert fm(old, 0.99, 1.0).mean() < fm(old, 0.1, 1.0).mean()  # no failure mode without the mimicry
+    prob = make_toy(0.99, seed=0, spike_features="retain", separation=2.0)
+    spikes = np.flatnonzero(prob.p_f > 0.1)
+    u = prob.phi[~prob.forget].mean(0) - prob.phi[prob.forget & (prob.p_f < 0.1)].mean(0)
+    assert (prob.phi[spikes] @ u).mean() > 0  # the spikes sit on the retain side
+    with pytest.raises(ValueError, match="spike_features must be"):
+        make_toy(0.5, seed=0, spike_features="both")

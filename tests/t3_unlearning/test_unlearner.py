@@ -211,3 +211,86 @@ def test_rescore_scorer_runs_the_base_on_each_candidate(world):
     assert lp[1].item() == pytest.approx(torch.log_softmax(out, -1)[0, y[1]].item(), abs=1e-4)
     with pytest.raises(ValueError, match="scorer must be"):
         T3Unlearner(model, scorer="exact")
+
+
+# -- cached decoding, padding, memo, input errors ----------------------------------------------------------
+def test_cached_incremental_forward_equals_the_full_forward(world):
+    from icml26.t3_unlearning.unlearner import BaseFeatures, _Decoder, prefix_means
+
+    _, _, model, retain, _ = world
+    feats = BaseFeatures(model)
+    ids = torch.tensor([retain[0][0] + retain[0][1][:3]])
+    dec = _Decoder(feats, ids[:, :-3])
+    for t in range(3):
+        dec.advance(ids[:, -3 + t])
+    logits, hidden = feats(ids)
+    assert torch.allclose(dec.logits, logits[:, -1], atol=1e-4)
+    assert torch.allclose(dec.h_bar, prefix_means(hidden)[:, -1], atol=1e-5)
+
+
+def test_left_padded_rows_get_the_scores_of_the_unpadded_prompt(world, fitted):
+    _, tok, model, retain, forget = world
+    a, b = retain[0][0], forget[0][0] + forget[0][1][:4]
+    assert len(a) < len(b)
+    L = len(b)
+    ids = torch.tensor([[tok.pad_id] * (L - len(a)) + a, b])
+    mask = torch.tensor([[0] * (L - len(a)) + [1] * len(a), [1] * L])
+    scores = torch.stack([model(torch.tensor([a]))[0, -1], model(torch.tensor([b]))[0, -1]])
+    out = fitted.logits_processor(attention_mask=mask)(ids, scores)
+    one = fitted.logits_processor()(torch.tensor([a]), scores[:1])
+    assert torch.allclose(out[0], one[0], atol=1e-4)
+    # without the mask the padding is pooled in and the scores move (the bug the mask fixes)
+    wrong = fitted.logits_processor()(ids, scores)
+    assert (wrong[0] - one[0]).abs().max() > 1e-3
+
+
+def test_processor_runs_one_cached_forward_per_generated_token(world, fitted):
+    _, _, model, retain, _ = world
+    x = retain[0][0]
+    proc = fitted.logits_processor()
+    ids = torch.tensor([x])
+    for _ in range(5):
+        ids = torch.cat([ids, proc(ids, model(ids)[:, -1]).argmax(-1, keepdim=True)], 1)
+    assert proc.n_forwards_ == 5  # one prefill + four single-token steps, not five full re-forwards
+    assert ids[0, len(x) :].tolist() == fitted.generate([x], max_new_tokens=5)[0]
+
+
+def test_grid_memo_gives_the_same_logprobs_as_a_fresh_unlearner(world):
+    _, _, model, retain, forget = world
+    u = T3Unlearner(model, hidden=8, seed=3).fit(retain, forget, epochs=2)
+    v = T3Unlearner(model, hidden=8, seed=3).fit(retain, forget, epochs=2)
+    xs, ys = zip(*forget, strict=True)
+    u.token_logprobs(xs, ys)  # fills the memo at (T, lambda) = (2, 1)
+    for T, lam in ((1.0, 0.0), (3.0, 5.0)):
+        u.temperature, u.guidance = T, lam
+        w = T3Unlearner(model, temperature=T, guidance=lam, hidden=8, seed=3).fit(retain, forget, epochs=2)
+        for p, q in zip(u.token_logprobs(xs, ys), w.token_logprobs(xs, ys), strict=True):
+            assert torch.allclose(p, q, atol=1e-5)
+    assert v.classifier_ is not None
+
+
+def test_non_id_and_over_long_input_raise_errors_naming_the_argument(world, fitted):
+    _, tok, model, retain, forget = world
+    scores = torch.zeros(1, len(tok))
+    with pytest.raises(TypeError, match="input_ids must be a torch.Tensor"):
+        fitted.logits_processor()([[1, 2]], scores)
+    with pytest.raises(TypeError, match="input_ids must hold integer"):
+        fitted.logits_processor()(torch.tensor([[1.0, 2.0]]), scores)
+    with pytest.raises(ValueError, match="input_ids has 49 positions but the base model's context is 48"):
+        fitted.logits_processor()(torch.ones(1, 49, dtype=torch.long), scores)
+    with pytest.raises(TypeError, match="scores must be"):
+        fitted.logits_processor()(torch.tensor([[1, 2]]), torch.zeros(1, len(tok), dtype=torch.long))
+    with pytest.raises(TypeError, match=r"x_ids\[0\] is a string"):
+        fitted.generate(["who wrote"], max_new_tokens=2)
+    with pytest.raises(TypeError, match="x_ids must be a sequence"):
+        fitted.generate("who wrote", max_new_tokens=2)
+    with pytest.raises(ValueError, match=r"x_ids\[0\] has 40 tokens; with max_new_tokens=10"):
+        fitted.generate([[1] * 40], max_new_tokens=10)
+    with pytest.raises(TypeError, match=r"retain\[0\] holds a string"):
+        T3Unlearner(model).fit([("who", "me")], forget)
+    with pytest.raises(ValueError, match=r"x_ids/y_ids\[0\] has 50 tokens, more than the base model's context"):
+        fitted.token_logprobs([[1] * 30], [[2] * 20])
+    with pytest.raises(ValueError, match="attention_mask"):
+        fitted.logits_processor(attention_mask=torch.tensor([[0, 0]]))
+    with pytest.raises(ValueError, match="attention_mask has shape"):
+        fitted.logits_processor(attention_mask=torch.ones(2, 2))(torch.tensor([[1, 2]]), scores)

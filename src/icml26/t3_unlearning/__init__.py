@@ -29,7 +29,10 @@ exact finite toy                   ``toy.mixture_experiment`` (``toy.tilt``, ``t
 Example (any Hugging Face causal LM)
 ------------------------------------
 >>> u = T3Unlearner(model, temperature=2.0).fit(retain_pairs, forget_pairs)      # doctest: +SKIP
->>> model.generate(ids, logits_processor=LogitsProcessorList([u.logits_processor()]))  # doctest: +SKIP
+>>> proc = u.logits_processor(attention_mask=mask)  # the prompt batch's mask (left padding)   # doctest: +SKIP
+>>> model.generate(ids, attention_mask=mask, logits_processor=LogitsProcessorList([proc]))  # doctest: +SKIP
+
+The processor keeps its own KV cache: one single-token base forward per generated token (plus one prefill).
 """
 
 from . import data, metrics, toy, unlearn

@@ -7,14 +7,19 @@ Each reported seed draws ``toy_seeds_per_seed`` independent toy problems (own at
 
 Part B (TOFU-like LM): a tiny GPT is trained on all fictitious authors + world facts ("full", the model to
 unlearn) and another on the retain authors only ("retain", the oracle and the forget-quality reference); both are
-``progress.checkpoint`` artifacts shared by every seed.  Methods: T3 and classifier guidance (one classifier per
-seed, shared by both; they differ only in ``T``), gradient ascent, GradDiff and NPO.  Hyperparameters (``T``,
-``lambda``; learning rate and number of epochs) are chosen on selection seeds by median forget quality (ties:
-model utility), as in the paper's protocol; the selection is one more shared artifact.  Each reported seed
-(:func:`measure`) then reruns every method with its chosen configuration, varying the classifier initialisation
-and the minibatch order (the data, forget split and base models are fixed by ``data_seed``: the unit is one
-unlearning run of the same base model).  :func:`judge` judges the preconditions first (the full model remembers
-the forget set; classifier guidance fails where a claim relies on it failing), then the claims.
+``progress.checkpoint`` artifacts shared by every seed.  Methods: T3, classifier guidance (CG) and temper-only
+(one classifier per seed, shared by all three; they differ only in ``T`` and ``lambda``), gradient ascent,
+GradDiff and NPO.  Fair grids (issue 20): CG's ``lambda`` as many values as T3's ``(T, lambda)`` grid and beyond
+T3's largest ``T * lambda``; the fine-tuning baselines a learning-rate grid x up to ``ft_epochs`` epochs (each
+run scored after every epoch in ``ft_eval_epochs``); every arm chosen by the same two rules on the same
+selection seed(s): max median forget quality, and max median forget quality among configurations keeping 0.9x
+the full model's utility.  The selection is one more shared artifact.  Each reported seed (:func:`measure`)
+then reruns every method with its chosen configuration, varying the classifier initialisation and the
+minibatch order (the data, forget split and base models are fixed by ``data_seed``: the unit is one unlearning
+run of the same base model).  A cost sweep over base width (untrained bases of the same architecture; timing
+depends on shapes only) times T3's fit against gradient ascent at the epochs its grid chose.  :func:`judge`
+judges the preconditions first (the toy's CG fails more as the forget set concentrates; the full model
+remembers the forget set; classifier guidance fails where a claim relies on it failing), then the claims.
 """
 
 from __future__ import annotations
@@ -54,6 +59,25 @@ from .unlearner import T3Unlearner
 __all__ = ["Config", "QUICK", "FULL", "measure", "judge"]
 
 FINETUNE = {"GA": gradient_ascent, "GradDiff": grad_diff, "NPO": npo}
+GUIDED = ("T3", "CG", "Temper")  # one classifier per seed; they differ in T and lambda only (Temper: lambda = 0)
+
+
+def _guided_grid(cfg: Config) -> list[tuple[float, float]]:
+    """Every (T, lambda) scored on the selection seeds: CG (T = 1, ``cg_guidances``), T3 (``t3_temperatures`` x
+    ``guidances``) and temper-only (``t3_temperatures``, lambda = 0)."""
+    grid = [(1.0, lam) for lam in cfg.cg_guidances]
+    grid += [(T, lam) for T in cfg.t3_temperatures for lam in cfg.guidances]
+    grid += [(T, 0.0) for T in cfg.t3_temperatures]
+    return list(dict.fromkeys(grid))
+
+
+def _arm(name: str, cfg: Config):
+    """The selection filter of a guided arm over the (T, lambda) grid rows."""
+    return {
+        "CG": lambda r: r["T"] == 1.0 and r["lambda"] in cfg.cg_guidances,
+        "T3": lambda r: r["T"] > 1.0 and r["lambda"] in cfg.guidances and r["lambda"] > 0,
+        "Temper": lambda r: r["T"] > 1.0 and r["lambda"] == 0.0,
+    }[name]
 
 
 @dataclass(frozen=True)
@@ -63,7 +87,8 @@ class Config:
     toy_temperatures: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 5.0, 8.0)
     toy_seeds_per_seed: int = 4  # toy report seeds: 4 per reported seed (5 seeds -> toy seeds 0..19)
     toy_select_seeds: tuple[int, ...] = (100, 101, 102, 103, 104)
-    toy_separation: float = 1.0
+    toy_separation: float = 2.0
+    toy_spike_features: str = "retain"  # the memorised forget atoms look like retain data (the failure mode)
     toy_samples: int = 2000
     toy_kl_budget: float = 0.1
     # Part B: TOFU-like LM
@@ -79,16 +104,23 @@ class Config:
     lm_batch: int = 64
     n_retain_eval: int = 150
     t3_temperatures: tuple[float, ...] = (1.25, 1.5, 2.0, 3.0, 5.0)
-    guidances: tuple[float, ...] = (1.0, 2.0, 4.0)
+    guidances: tuple[float, ...] = (1.0, 2.0, 4.0)  # T3's lambda: effective guidance T * lambda up to 20
+    # CG's lambda at T = 1: as many values as T3's (T, lambda) grid, covering T3's largest T * lambda and beyond
+    cg_guidances: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 30.0, 40.0)
     clf_epochs: int = 100
     clf_hidden: int = 64
     ft_lrs: tuple[float, ...] = (1e-4, 3e-4, 1e-3)
-    ft_epochs: int = 5
+    ft_epochs: int = 20
+    ft_eval_epochs: tuple[int, ...] = (2, 4, 6, 8, 10, 12, 16, 20)  # epochs of each run scored on the selection seed
     ft_batch: int = 32
-    select_seeds: tuple[int, ...] = (100, 101)
+    select_seeds: tuple[int, ...] = (100,)
     max_new_tokens: int = 16
     # memorisation sweep: snapshots of the full model's training run, unlearned with the utility-floor configs
     sweep_steps: tuple[int, ...] = (1100, 1650)
+    # cost sweep over base width (untrained bases of the same architecture: timing depends on shapes only)
+    cost_widths: tuple[int, ...] = (128, 256, 512, 1024)
+    cost_measured_clf_epochs: int = 5  # classifier epochs timed per width (scaled to clf_epochs)
+    cost_measured_ft_epochs: int = 2  # GA epochs timed per width (scaled to GA's chosen epochs)
 
 
 QUICK = Config(
@@ -104,11 +136,16 @@ QUICK = Config(
     n_retain_eval=40,
     t3_temperatures=(2.0,),
     guidances=(1.0,),
-    clf_epochs=20,
+    cg_guidances=(1.0, 4.0),
+    clf_epochs=10,
     ft_lrs=(1e-3,),
     ft_epochs=2,
+    ft_eval_epochs=(1, 2),
     select_seeds=(100,),
     sweep_steps=(150,),
+    cost_widths=(48, 96),
+    cost_measured_clf_epochs=2,
+    cost_measured_ft_epochs=1,
 )
 FULL = Config()
 
@@ -133,7 +170,7 @@ def _toy_measure(cfg: Config, seed: int) -> dict:
     ``toy_seeds_per_seed`` toy problems (toy seeds ``seed * toy_seeds_per_seed + j``)."""
     if 1.0 not in cfg.toy_temperatures:
         raise ValueError("toy_temperatures must contain 1.0 (classifier guidance)")
-    kw = {"separation": cfg.toy_separation}
+    kw = {"separation": cfg.toy_separation, "spike_features": cfg.toy_spike_features}
     sel = mixture_experiment(cfg.toy_masses, cfg.toy_temperatures, cfg.toy_select_seeds, cfg.toy_samples, **kw)
     chosen = _toy_choose_T(sel, cfg)
     toy_seeds = [seed * cfg.toy_seeds_per_seed + j for j in range(cfg.toy_seeds_per_seed)]
@@ -154,15 +191,16 @@ def _toy_judge(cfg: Config, records: list[dict], report: Report) -> None:
     # classifier), so the toy statements take the toy problem as the unit (several per reported seed).
     m_hi, m_lo = max(cfg.toy_masses), min(cfg.toy_masses)
     T_hi = chosen[m_hi]
-    cg_by_m = np.stack([col(m, 1.0, "forget_mass") for m in sorted(cfg.toy_masses)])
     report.add_claim(
-        judge_every(
+        judge_superiority(
             "toy_cg_monotone",
-            "Toy (the failure mode T3 addresses): classifier guidance's forget mass does not fall as the spike mass m "
-            "grows, in every toy problem",
-            ("smallest increase of CG forget mass between consecutive m", np.diff(cg_by_m, axis=0).min(0)),
-            bound=0.0,
-            sense=">=",
+            f"Toy (the failure mode T3 addresses): classifier guidance's forget mass grows as the forget set "
+            f"concentrates: it is higher at spike mass m={m_hi:g} than at m={m_lo:g} (paired Wilcoxon over toy "
+            "problems, p < 0.01)",
+            (f"CG forget mass at m={m_hi:g}", col(m_hi, 1.0, "forget_mass")),
+            {f"CG forget mass at m={m_lo:g}": col(m_lo, 1.0, "forget_mass")},
+            alpha=0.01,
+            unit="instance",
             kind="precondition",
         )
     )
@@ -216,11 +254,31 @@ def _toy_judge(cfg: Config, records: list[dict], report: Report) -> None:
             )
     report.add_table("toy", table, caption=f"Exact toy, {len(toy_seeds)} toy problems (mean ± std); T=1 is CG")
     report.metrics["toy_chosen_T"] = {str(k): v for k, v in chosen.items()}
+    gap = {m: col(m, T_hi, "forget_mass") / col(m, 1.0, "forget_mass") for m in (m_lo, m_hi)}
+    report.add_claim(
+        judge_superiority(
+            "toy_gap_grows",
+            f"Toy: tempering helps more the more concentrated the forget set is: at T={T_hi:g} the T3/CG forget-mass "
+            f"ratio is lower at m={m_hi:g} than at m={m_lo:g} (paired Wilcoxon over toy problems, p < 0.01; replaces "
+            "toy_gap_closes, which compared ratios at the per-m selected T and was identically 1 at m=0.1)",
+            (f"T3/CG forget-mass ratio at m={m_hi:g}", gap[m_hi]),
+            {f"T3/CG forget-mass ratio at m={m_lo:g}": gap[m_lo]},
+            higher_is_better=False,
+            alpha=0.01,
+            unit="instance",
+            requires=["toy_cg_monotone"],
+        )
+    )
+    cg_means = [col(m, 1.0, "forget_mass").mean() for m in sorted(cfg.toy_masses)]
     report.add_note(
-        "The former claim toy_gap_closes (the T3/CG forget-mass ratio is closer to 1 at the smallest m) is dropped: "
-        f"the selection picks T = {chosen[m_lo]:g} at m={m_lo:g}, so that ratio is "
-        + ("identically 1 and the statement could not fail" if chosen[m_lo] == 1.0 else "set by the selection")
-        + "; the per-m ratios are in the toy table (issue 20 asks for a replacement that can fail)."
+        "Toy setting (issue 20): the spike atoms get retain-side features and the separation is "
+        f"{cfg.toy_separation:g}, so the classifier mistakes the memorised answers for retain data. CG's mean "
+        "forget mass over m = "
+        + ", ".join(f"{m:g}" for m in sorted(cfg.toy_masses))
+        + ": "
+        + ", ".join(f"{x:.4f}" for x in cg_means)
+        + " (it rises, then flattens near m = 1; per toy problem it is not monotone everywhere, so the precondition "
+        "compares the extremes)."
     )
 
     fig = Figure(figsize=(9, 3.6))
@@ -403,17 +461,21 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
 
         def select_seed(s: int) -> dict:
             seed_everything(s)
-            out = {"t3": [], **{name: [] for name in FINETUNE}}
+            out = {"t3": [], **{name: [] for name in FINETUNE}, "wall_seconds": {}}
+            t0 = time.perf_counter()
             u = T3Unlearner(full, hidden=cfg.clf_hidden, seed=s).fit(retain_pairs, forget_pairs, epochs=cfg.clf_epochs)
-            for T in (1.0, *cfg.t3_temperatures):
-                for lam in cfg.guidances:
-                    u.temperature, u.guidance = T, lam
-                    out["t3"].append({"T": T, "lambda": lam, **_summary(evaluate(u, r_ref))})
+            for T, lam in _guided_grid(cfg):
+                u.temperature, u.guidance = T, lam
+                out["t3"].append({"T": T, "lambda": lam, **_summary(evaluate(u, r_ref))})
+            out["wall_seconds"]["guided"] = time.perf_counter() - t0
             for name, fn in FINETUNE.items():
+                t0 = time.perf_counter()
                 for lr in cfg.ft_lrs:
 
                     def cb(epoch, model, secs, lr=lr, name=name):
-                        out[name].append({"lr": lr, "epochs": epoch, **_summary(evaluate(PlainLM(model), r_ref))})
+                        if epoch in cfg.ft_eval_epochs:
+                            row = {"lr": lr, "epochs": epoch, **_summary(evaluate(PlainLM(model), r_ref))}
+                            out[name].append(row)
 
                     fn(
                         full,
@@ -425,6 +487,7 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
                         seed=s,
                         callback=cb,
                     )
+                out["wall_seconds"][name] = time.perf_counter() - t0
             return out
 
         grids = [select_seed(s) for s in progress.track(cfg.select_seeds, description="hyperparameter selection")]
@@ -454,8 +517,7 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
         rules = {}
         for rule, floor in (("fq", None), ("fq_at_utility", mu_floor)):
             rules[rule] = {
-                "CG": choose("t3", ("T", "lambda"), lambda r: r["T"] == 1.0, floor),
-                "T3": choose("t3", ("T", "lambda"), lambda r: r["T"] > 1.0, floor),
+                **{name: choose("t3", ("T", "lambda"), _arm(name, cfg), floor) for name in GUIDED},
                 **{name: choose(name, ("lr", "epochs"), min_mu=floor) for name in FINETUNE},
             }
         out = {
@@ -474,6 +536,51 @@ def _selection(cfg: Config, st: dict, progress) -> dict:
     return progress.checkpoint("t3-selection", keys, build)
 
 
+def _cost_sweep(cfg: Config, st: dict, sel: dict, progress) -> dict:
+    """Fit cost against base width: for each width in ``cost_widths`` an untrained base of the same architecture
+    (wall-clock cost depends on the shapes only), T3's classifier fit (``clf_epochs``) and gradient ascent at the
+    epochs the fair grid chose (max-FQ rule), each timed over a few epochs and scaled to its budget (every epoch
+    repeats the same work), plus the trainable-parameter share.  One shared ``progress.checkpoint`` artifact."""
+    from icml26.common.tinylm import TinyLM, TinyLMConfig
+
+    ga_epochs = int(sel["rules"]["fq"]["GA"]["epochs"])
+    ga_lr = float(sel["rules"]["fq"]["GA"]["lr"])
+    tok = st["data"].tokenizer
+
+    def build() -> dict:
+        rows = []
+        for w in cfg.cost_widths:
+            torch.manual_seed(cfg.data_seed)
+            base = TinyLM(
+                TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=w, block_size=48)
+            ).eval()
+            n_base = sum(p.numel() for p in base.parameters())
+            u = T3Unlearner(base, hidden=cfg.clf_hidden, seed=cfg.data_seed)
+            u.fit(st["retain_pairs"], st["forget_pairs"], epochs=cfg.cost_measured_clf_epochs)
+            ga = gradient_ascent(
+                base, st["forget_pairs"], lr=ga_lr, epochs=cfg.cost_measured_ft_epochs, batch_size=cfg.ft_batch
+            )
+            t3_s = u.fit_time_ / cfg.cost_measured_clf_epochs * cfg.clf_epochs
+            ga_s = ga.train_time_ / cfg.cost_measured_ft_epochs * ga_epochs
+            rows.append(
+                {
+                    "width": w,
+                    "base_params": n_base,
+                    "t3_params": u.n_trainable_params_,
+                    "share": u.n_trainable_params_ / n_base,
+                    "t3_fit_seconds": t3_s,
+                    "t3_feature_seconds": u.feature_time_,
+                    "ga_seconds": ga_s,
+                    "ga_over_t3_seconds": ga_s / t3_s,  # a ratio; the name ends in _seconds so the thread test skips it
+                }
+            )
+            progress.log(f"cost sweep width {w}: T3 {t3_s:.2f} s, GA {ga_s:.2f} s")
+        return {"rows": rows, "ga_epochs": ga_epochs, "clf_epochs": cfg.clf_epochs}
+
+    keys = {**asdict(cfg), "code": progress.code_hash, "ga_epochs": ga_epochs}
+    return progress.checkpoint("t3-cost-sweep", keys, build)
+
+
 def measure(cfg: Config, seed: int, progress) -> dict:
     """One reported seed: the seed's toy problems, and every LM method rerun with its chosen configuration (new
     classifier initialisation and minibatch order), plus the memorisation sweep on the earlier snapshots."""
@@ -490,7 +597,7 @@ def measure(cfg: Config, seed: int, progress) -> dict:
         out: dict = {}
         for rule, chosen in rules.items():
             out[rule] = {}
-            for name in ("CG", "T3"):
+            for name in GUIDED:
                 key = ("t3", chosen[name]["T"], chosen[name]["lambda"])
                 if key not in done:
                     u.temperature, u.guidance = chosen[name]["T"], chosen[name]["lambda"]
@@ -541,32 +648,41 @@ def measure(cfg: Config, seed: int, progress) -> dict:
     sweep = progress.cached("sweep", sweep_seed) if st["snapshots"] else {}
     shared = {k: v for k, v in sel.items() if k != "r_ref"}
     shared.update(base_params=n_base, base_train_seconds=st["train_seconds"], n_forget=len(forget_pairs))
+    shared["cost_sweep"] = _cost_sweep(cfg, st, sel, progress)
     return {"toy": toy, "lm": lm, "sweep": sweep, "shared": shared}
 
 
 def _set_tuning(cfg: Config, report: Report) -> None:
-    """Tuning budgets as the code spends them (configurations evaluated on the selection seeds x training epochs)."""
+    """Tuning budgets as the code spends them (configurations scored on the selection seeds x training epochs)."""
     n_sel = len(cfg.select_seeds)
     report.set_tuning(
         "T3",
         configs=len(cfg.t3_temperatures) * len(cfg.guidances),
         steps=cfg.clf_epochs,
         note=f"(T, lambda) grid on {n_sel} selection seed(s); steps = classifier epochs (one classifier "
-        "per seed, shared by every T and lambda and by CG)",
+        "per seed, shared by every T and lambda and by CG and Temper)",
     )
     report.set_tuning(
         "CG",
-        configs=len(cfg.guidances),
+        configs=len(cfg.cg_guidances),
         steps=cfg.clf_epochs,
-        note=f"lambda grid at T = 1 on {n_sel} selection seed(s); steps = classifier epochs",
+        note=f"lambda in {list(cfg.cg_guidances)} at T = 1 on {n_sel} selection seed(s) (largest "
+        f"{max(cfg.cg_guidances):g}; T3's largest T x lambda is {max(cfg.t3_temperatures) * max(cfg.guidances):g}); "
+        "steps = classifier epochs",
+    )
+    report.set_tuning(
+        "Temper",
+        configs=len(cfg.t3_temperatures),
+        steps=0,
+        note="temper-only (lambda = 0): the T grid of T3, nothing trained",
     )
     for name in FINETUNE:
         report.set_tuning(
             name,
-            configs=len(cfg.ft_lrs) * cfg.ft_epochs,
+            configs=len(cfg.ft_lrs) * len(cfg.ft_eval_epochs),
             steps=cfg.ft_epochs,
-            note=f"lr grid x epochs 1..{cfg.ft_epochs} (every epoch of each run evaluated) on {n_sel} "
-            f"selection seed(s); steps = epochs over the forget set, capped at {cfg.ft_epochs}",
+            note=f"lr in {list(cfg.ft_lrs)} x epochs {list(cfg.ft_eval_epochs)} (each run scored after those "
+            f"epochs) on {n_sel} selection seed(s); steps = epochs over the forget set (up to {cfg.ft_epochs})",
         )
 
 
@@ -579,7 +695,7 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
     rules, base_full, base_retain = shared["rules"], shared["full_model"], shared["retain_model"]
     memo, mu_floor, n_base = shared["value_token_prob"], shared["mu_floor"], shared["base_params"]
     report.metrics["chosen_hyperparameters"] = rules
-    methods = ("T3", "CG", "GA", "GradDiff", "NPO")
+    methods = ("T3", "CG", "Temper", "GA", "GradDiff", "NPO")
     n = len(records)
     k = max(1, math.ceil(0.8 * n))
 
@@ -649,6 +765,17 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
                 ("MU(T3) / MU(full)", v("T3", "model_utility") / base_full["model_utility"]),
                 threshold=0.9,
                 sense=">=",
+            )
+        )
+        report.add_claim(
+            judge_superiority(
+                f"lm_fq_vs_temper{suffix}",
+                f"TOFU-like LM ({how}): the tilt is what forgets: T3's forget quality is higher than tempering alone "
+                "(lambda = 0, T from the same grid) (log10 FQ, paired over seeds)",
+                ("T3 log10 FQ", v("T3", "log10_fq")),
+                {"Temper log10 FQ": v("Temper", "log10_fq")},
+                test="ttest",
+                requires=["full_model_remembers"],
             )
         )
         report.add_claim(
@@ -742,16 +869,71 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         "(<= 5%) is dropped: it is a parameter count fixed by the architecture, not a measurement, and it is not a "
         "guarantee either (it holds at the full preset's base width, not at the quick one's)."
     )
+    cost = shared["cost_sweep"]
+    crow = cost["rows"]
+    widths = [r["width"] for r in crow]
     report.add_claim(
-        judge_superiority(
+        judge_every(
             "cost_fit_time",
-            "T3's classifier fits faster than gradient ascent runs (cached features excluded, as in the paper)",
-            ("T3 fit seconds", vals("T3", "fit_seconds")),
-            {"GA fit seconds": vals("GA", "fit_seconds")},
-            higher_is_better=False,
-            test="ttest",
+            f"Cost sweep over base width {widths[0]} -> {widths[-1]}: at every width T3's classifier fit "
+            f"({cost['clf_epochs']} epochs, cached features excluded as in the paper) is faster than gradient ascent "
+            f"at the budget the fair grid chose ({cost['ga_epochs']} epochs): GA seconds / T3 seconds >= 1",
+            ("GA seconds / T3 fit seconds, per width", [r["ga_over_t3_seconds"] for r in crow]),
+            bound=1.0,
+            sense=">=",
         )
     )
+    report.add_claim(
+        judge_every(
+            "cost_gap_grows",
+            f"Cost sweep: T3's advantage grows with the base: the GA / T3 time ratio at width {widths[-1]} is at "
+            f"least twice that at width {widths[0]} (T3 trains a classifier whose size is linear in the width, GA "
+            "the whole base)",
+            (
+                f"ratio at width {widths[-1]} / ratio at width {widths[0]}",
+                [crow[-1]["ga_over_t3_seconds"] / crow[0]["ga_over_t3_seconds"]],
+            ),
+            bound=2.0,
+            sense=">=",
+        )
+    )
+    report.add_table(
+        "cost_sweep",
+        [
+            {
+                "base width": r["width"],
+                "base params": r["base_params"],
+                "T3 params": r["t3_params"],
+                "trainable share": f"{r['share']:.3%}",
+                "T3 fit s": round(r["t3_fit_seconds"], 3),
+                "T3 feature caching s": round(r["t3_feature_seconds"], 3),
+                "GA s": round(r["ga_seconds"], 3),
+                "GA / T3": round(r["ga_over_t3_seconds"], 2),
+            }
+            for r in crow
+        ],
+        caption=f"Fit cost vs base width ({cfg.lm_layers} layers; untrained bases of the trained base's architecture): "
+        f"T3 {cost['clf_epochs']} classifier epochs (timed over {cfg.cost_measured_clf_epochs}), GA "
+        f"{cost['ga_epochs']} epochs (timed over {cfg.cost_measured_ft_epochs}), both scaled to the budget",
+    )
+    report.metrics["cost_sweep"] = cost
+    sel_secs = shared["grids"][0].get("wall_seconds", {})
+    if sel_secs:
+        report.add_note(
+            "Selection compute on the first selection seed (wall seconds): the guided grid (one classifier fit + "
+            f"{len(_guided_grid(cfg))} (T, lambda) evaluations shared by T3, CG and Temper) "
+            f"{sel_secs.get('guided', float('nan')):.0f} s; "
+            + "; ".join(f"{m} {sel_secs[m]:.0f} s" for m in FINETUNE if m in sel_secs)
+            + f" ({len(cfg.ft_lrs)} runs of {cfg.ft_epochs} epochs, {len(cfg.ft_lrs) * len(cfg.ft_eval_epochs)} "
+            "evaluations each). The budget column counts configurations x epochs; the units differ (classifier "
+            "epochs over cached features vs fine-tuning epochs of the base), so an UNDER-TUNED flag there compares "
+            "epochs, not compute: in selection compute "
+            + (
+                "every fine-tuning arm got more than the guided grid."
+                if all(sel_secs.get(m, 0.0) > sel_secs.get("guided", 0.0) for m in FINETUNE)
+                else "the fine-tuning arms did not all get more than the guided grid (see the seconds above)."
+            )
+        )
 
     rows = [
         {
@@ -807,7 +989,7 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
 
     fig = Figure(figsize=(8.6, 4.4))
     ax = fig.subplots()
-    for i, (m, marker) in enumerate(zip(methods, "o^sDv", strict=True)):
+    for i, (m, marker) in enumerate(zip(methods, "o^PsDv", strict=True)):
         color = f"C{i}"
         ax.scatter(
             vals(m, "model_utility"),
@@ -869,6 +1051,6 @@ EXPERIMENT = register(
         measure=measure,
         judge=judge,
         threads=1,
-        timing_statements=("cost_fit_time",),  # wall-clock numbers: verify gives them timing_rtol
+        timing_statements=("cost_fit_time", "cost_gap_grows"),  # wall-clock numbers: verify gives them timing_rtol
     )
 )

@@ -8,7 +8,12 @@ support.  The data law is the mixture ``p = (1 - gamma) p_r + gamma p_f`` with
   so ``m`` controls how concentrated (``||p_f||_inf``, "memorised") the forget distribution is.
 
 Every atom has a 16-d feature ``phi(z) = N(0, I) + separation * y(z) * u`` (``y = +1`` forget, ``-1`` retain,
-``u`` a fixed unit vector), so a classifier can tell the parts apart only imperfectly.  The classifier
+``u`` a fixed unit vector), so a classifier can tell the parts apart only imperfectly.  With
+``spike_features="retain"`` the spike atoms get retain-side features (``y = -1`` in ``phi``; they are still
+forget atoms): the memorised forget answers look like retain data to the classifier, the case where its error
+``delta`` sits exactly where ``p`` is large, so classifier guidance's forget mass grows with ``m`` (the failure
+mode T3 addresses).  ``"forget"`` (the default) gives them forget-side features like every other forget atom.
+The classifier
 ``f_hat(z) ~ P(R | z)`` is a logistic regression on ``phi`` fitted to ``n_samples`` draws from ``p`` labelled
 retain / forget: it has a real finite-sample error.
 
@@ -70,8 +75,11 @@ def make_toy(
     gamma: float = 0.1,
     dim: int = 16,
     separation: float = 1.0,
+    spike_features: str = "forget",
 ) -> ToyProblem:
     """Draw ``p_r``, ``p_f`` (spike mass ``m``) and the features; see the module docstring."""
+    if spike_features not in ("forget", "retain"):
+        raise ValueError(f"spike_features must be 'forget' or 'retain', got {spike_features!r}")
     if not 0.0 <= m <= 1.0:
         raise ValueError(f"m must lie in [0, 1], got {m}")
     if not 0.0 < gamma < 1.0:
@@ -94,7 +102,10 @@ def make_toy(
     forget[n_retain:] = True
     u = rng.standard_normal(dim)
     u /= np.linalg.norm(u)
-    phi = rng.standard_normal((n_atoms, dim)) + separation * np.where(forget, 1.0, -1.0)[:, None] * u
+    side = np.where(forget, 1.0, -1.0)
+    if spike_features == "retain":
+        side[spikes] = -1.0
+    phi = rng.standard_normal((n_atoms, dim)) + separation * side[:, None] * u
     return ToyProblem(p_r, p_f, gamma, phi, forget)
 
 

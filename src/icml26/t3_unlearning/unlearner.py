@@ -25,7 +25,9 @@ generated text ``T`` acts as a guidance strength; for likelihood metrics it also
 
 from __future__ import annotations
 
+import inspect
 import math
+import numbers
 import time
 from collections.abc import Sequence
 
@@ -79,6 +81,46 @@ class BaseFeatures:
     def device(self) -> torch.device:
         return self.embedding.device
 
+    @property
+    def max_length(self) -> int | None:
+        """The longest sequence the base accepts (TinyLM ``block_size``; HF ``n_positions`` or
+        ``max_position_embeddings``), ``None`` if the model does not say."""
+        if self.is_hf:
+            for name in ("n_positions", "max_position_embeddings", "n_ctx"):
+                v = getattr(self.model.config, name, None)
+                if isinstance(v, int) and v > 0:
+                    return v
+            return None
+        return int(self.model.cfg.block_size)
+
+    @torch.no_grad()
+    def step(self, ids: torch.Tensor, key_mask: torch.Tensor, past=None) -> tuple[torch.Tensor, torch.Tensor, object]:
+        """One incremental forward with a KV cache: ``(logits of the last position [B, V], hidden states of the new
+        positions [B, n, d], new cache)`` for new ids ``[B, n]``; ``key_mask [B, past + n]`` (bool) marks the real
+        (not padding) positions of the whole sequence so far.  Positions count real tokens only, so a left-padded
+        row gets the same states as the unpadded prompt."""
+        pos = (key_mask.long().cumsum(1) - 1).clamp_min(0)[:, key_mask.shape[1] - ids.shape[1] :]
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            if self.is_hf:
+                params = inspect.signature(self.model.forward).parameters
+                cache_kw = "cache" if "cache" in params else "past_key_values"  # transformers >= 5.24 renames it
+                out = self.model(
+                    input_ids=ids,
+                    attention_mask=key_mask.long(),
+                    position_ids=pos,
+                    use_cache=True,
+                    output_hidden_states=True,
+                    **{cache_kw: past},
+                )
+                new = getattr(out, "cache", None)
+                new = out.past_key_values if new is None else new
+                return out.logits[:, -1].float(), out.hidden_states[self.feature_layer].float(), new
+            return _tinylm_step(self.model, ids, key_mask, pos, past, self.feature_layer % len(self.model.blocks))
+        finally:
+            self.model.train(was_training)
+
     @torch.no_grad()
     def __call__(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits [B, T, V], hidden [B, T, d])`` for token ids ``[B, T]``."""
@@ -99,6 +141,84 @@ class BaseFeatures:
             return logits.float(), store["h"].float()
         finally:
             self.model.train(was_training)
+
+
+def _tinylm_step(model, ids, key_mask, pos, past, layer):
+    """:class:`~icml26.common.tinylm.TinyLM`'s forward over new positions only, attending to a KV cache ``past``
+    (one ``(k, v)`` per block) and to the real positions of ``key_mask``; returns ``(last logits, hidden after
+    block `layer` for the new positions, new cache)``.  Equal to ``model(ids)`` up to float rounding when nothing
+    is padded."""
+    B, n = ids.shape
+    P = key_mask.shape[1] - n
+    if int(pos.max()) >= model.cfg.block_size:
+        raise ValueError(f"sequence length {int(pos.max()) + 1} exceeds block_size {model.cfg.block_size}")
+    k_idx = torch.arange(P + n, device=ids.device)
+    q_idx = P + torch.arange(n, device=ids.device)
+    allowed = (k_idx[None, :] <= q_idx[:, None])[None] & key_mask[:, None, :]
+    allowed |= (k_idx[None, :] == q_idx[:, None])[None]  # a padding query attends to itself (its output is unused)
+    x = model.tok_emb(ids) + model.pos_emb(pos)
+    C = x.shape[-1]
+    new_past, hidden = [], None
+    for j, block in enumerate(model.blocks):
+        a = block.attn
+        q, k, v = a.qkv(block.ln1(x)).split(C, dim=2)
+        q, k, v = (z.view(B, n, a.n_head, C // a.n_head).transpose(1, 2) for z in (q, k, v))
+        if past is not None:
+            k, v = torch.cat([past[j][0], k], dim=2), torch.cat([past[j][1], v], dim=2)
+        new_past.append((k, v))
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed[:, None])
+        x = x + a.proj(y.transpose(1, 2).reshape(B, n, C))
+        x = x + block.mlp(block.ln2(x))
+        if j == layer:
+            hidden = x
+    return model.lm_head(model.ln_f(x[:, -1])).float(), hidden.float(), new_past
+
+
+class _Decoder:
+    """Incremental decoding state of the frozen base: a KV cache and the running sum / count of the hidden states
+    of the real positions, so ``h_bar`` (the mask-aware mean over positions ``<= t``) costs nothing extra and every
+    new token costs one single-token forward."""
+
+    def __init__(self, features: BaseFeatures, ids: torch.Tensor, mask: torch.Tensor | None = None) -> None:
+        self.features = features
+        self.mask = torch.ones_like(ids, dtype=torch.bool) if mask is None else mask.bool()
+        self.logits, hidden, self.past = features.step(ids, self.mask)
+        m = self.mask[..., None].to(hidden.dtype)
+        self.sum, self.count = (hidden * m).sum(1), m.sum(1).clamp_min(1.0)
+        self.ids = ids
+
+    @property
+    def h_bar(self) -> torch.Tensor:
+        return self.sum / self.count
+
+    def advance(self, new: torch.Tensor) -> torch.Tensor:
+        """Append one token per row (``new [B]``); returns the next-token logits ``[B, V]``."""
+        self.ids = torch.cat([self.ids, new[:, None]], dim=1)
+        self.mask = torch.cat([self.mask, self.mask.new_ones((len(new), 1))], dim=1)
+        self.logits, hidden, self.past = self.features.step(new[:, None], self.mask, self.past)
+        self.sum, self.count = self.sum + hidden[:, -1], self.count + 1.0
+        return self.logits
+
+    def prefixes(self) -> list[torch.Tensor]:
+        """Each row's ids without its padding."""
+        return [row[m] for row, m in zip(self.ids, self.mask, strict=True)]
+
+
+def _check_ids(name: str, ids, features: BaseFeatures) -> torch.Tensor:
+    """``ids`` as a 2-d integer tensor inside the vocabulary and the context (TypeError / ValueError naming it)."""
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids [batch, time], got {type(ids).__name__}")
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+    if ids.dim() != 2 or ids.shape[1] == 0:
+        raise ValueError(f"{name} must have shape [batch, time] with time >= 1, got {tuple(ids.shape)}")
+    V = features.vocab_size
+    if int(ids.min()) < 0 or int(ids.max()) >= V:
+        raise ValueError(f"{name} holds token ids outside the base model's vocabulary [0, {V})")
+    limit = features.max_length
+    if limit is not None and ids.shape[1] > limit:
+        raise ValueError(f"{name} has {ids.shape[1]} positions but the base model's context is {limit}")
+    return ids
 
 
 def prefix_means(hidden: torch.Tensor) -> torch.Tensor:
@@ -183,33 +303,82 @@ class TiltClassifier(nn.Module):
         """Logit of ``f_hat`` for paired rows ``h [N, d]``, ``e [N, d_emb]`` -> ``[N]``."""
         return self.out(F.relu(self._h(h) + self._e(e))).squeeze(-1)
 
-    def all_candidates(self, h: torch.Tensor, emb: torch.Tensor, chunk: int = 256) -> torch.Tensor:
+    def all_candidates(self, h: torch.Tensor, emb: torch.Tensor, chunk: int = 64) -> torch.Tensor:
         """``log f_hat`` for every row of ``h [P, d]`` and every candidate of ``emb [V, d_emb]`` -> ``[P, V]``."""
         ev = self._e(emb)  # [V, H]
+        hv = self._h(h)  # [P, H]
+        w, b = self.out.weight[0], self.out.bias
         outs = []
         for i in range(0, h.shape[0], chunk):
-            z = F.relu(self._h(h[i : i + chunk])[:, None, :] + ev[None, :, :])
-            outs.append(F.logsigmoid(self.out(z).squeeze(-1)))
+            z = (hv[i : i + chunk, None, :] + ev[None, :, :]).clamp_min_(0.0)  # relu, in place: [chunk, V, H]
+            outs.append(F.logsigmoid(z @ w + b))
         return torch.cat(outs, dim=0) if outs else h.new_zeros((0, emb.shape[0]))
 
 
 class TemperThenTiltLogitsProcessor:
     """Hugging Face ``LogitsProcessor``-compatible: ``processor(input_ids, scores) -> scores``.
 
-    ``input_ids [B, t]`` is the whole sequence so far (prompt and generated tokens, no padding) and ``scores
-    [B, V]`` the base model's next-token logits; the result is ``scores / T + lambda * log f_hat``.  Only the
-    next-token scores change; ``input_ids`` are read, never written.  Duck-typed, so transformers is not needed
-    (pass it in a ``transformers.LogitsProcessorList``).
+    ``input_ids [B, t]`` is the whole sequence so far (prompt and generated tokens) and ``scores [B, V]`` the base
+    model's next-token logits (the ones ``generate`` already computed); the result is ``scores / T + lambda *
+    log f_hat(h_bar, v)``.  Only the next-token scores change; ``input_ids`` are read, never written.  Duck-typed,
+    so transformers is not needed (pass it in a ``transformers.LogitsProcessorList``).
+
+    Cost: the processor keeps its own KV cache of the base model's hidden states and the running sum of the pooled
+    state; when a call extends the previous one by one token (as in ``generate``) it runs one single-token cached
+    forward, so decoding ``n`` tokens costs one prefill plus ``n`` single-token forwards (not ``n`` full
+    forwards).  Any other call (a new prompt, a new batch) starts a fresh cache.  Greedy and sampling decoding
+    only: beam search reorders rows without telling logits processors.
+
+    ``attention_mask [B, L]``: the mask of the *prompt* batch passed to ``generate`` (left padding); ``h_bar``
+    then averages the real positions only and positions count real tokens, so a left-padded row gets exactly the
+    scores of the unpadded prompt.  Generated tokens are always real.  Without it every position is real.
     """
 
-    def __init__(self, unlearner: T3Unlearner) -> None:
+    def __init__(self, unlearner: T3Unlearner, attention_mask: torch.Tensor | None = None) -> None:
         if unlearner.classifier_ is None:
             raise RuntimeError("the T3Unlearner is not fitted; call .fit(retain, forget) first")
+        if attention_mask is not None:
+            if not isinstance(attention_mask, torch.Tensor) or attention_mask.dim() != 2:
+                raise TypeError("attention_mask must be a [batch, prompt_length] tensor of 0/1 (or None)")
+            if not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
+                raise ValueError("attention_mask must hold only 0 and 1")
+            if bool((attention_mask.sum(1) == 0).any()):
+                raise ValueError("attention_mask has a row with no real token")
         self.unlearner = unlearner
+        self.attention_mask = attention_mask
+        self._decoder: _Decoder | None = None
+        self.n_forwards_ = 0  # base forwards run so far (prefills + single-token steps)
+
+    def reset(self) -> None:
+        """Forget the cached state (the next call starts from its ``input_ids``)."""
+        self._decoder = None
+
+    def _state(self, input_ids: torch.Tensor) -> _Decoder:
+        d = self._decoder
+        B, t = input_ids.shape
+        if d is not None and d.ids.shape == (B, t - 1) and torch.equal(d.ids, input_ids[:, :-1]):
+            d.advance(input_ids[:, -1])
+            self.n_forwards_ += 1
+            return d
+        mask = None
+        if self.attention_mask is not None:
+            am = self.attention_mask.to(input_ids.device)
+            if am.shape[0] != B or am.shape[1] > t:
+                raise ValueError(
+                    f"attention_mask has shape {tuple(am.shape)} but input_ids has shape {(B, t)}: pass the mask "
+                    "of the prompt batch given to generate"
+                )
+            mask = torch.cat([am.bool(), am.new_ones((B, t - am.shape[1]), dtype=torch.bool)], dim=1)
+        self._decoder = _Decoder(self.unlearner.features, input_ids, mask)
+        self.n_forwards_ += 1
+        return self._decoder
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         u = self.unlearner
-        if input_ids.dim() != 2 or scores.dim() != 2 or input_ids.shape[0] != scores.shape[0]:
+        _check_ids("input_ids", input_ids, u.features)
+        if not isinstance(scores, torch.Tensor) or not scores.dtype.is_floating_point:
+            raise TypeError(f"scores must be a floating-point torch.Tensor [batch, vocab], got {type(scores).__name__}")
+        if scores.dim() != 2 or input_ids.shape[0] != scores.shape[0]:
             raise ValueError(
                 f"expected input_ids [B, t] and scores [B, V] with the same B, got {tuple(input_ids.shape)} "
                 f"and {tuple(scores.shape)}"
@@ -219,10 +388,9 @@ class TemperThenTiltLogitsProcessor:
                 f"scores have {scores.shape[1]} entries but the base model's vocabulary has "
                 f"{u.features.vocab_size}: the tokenizer does not match the base model"
             )
-        _, hidden = u.features(input_ids)
-        h_bar = prefix_means(hidden)[:, -1]
-        prefixes = list(input_ids) if u.scorer == "rescore" else None
-        return u._tilt(scores.float(), h_bar, prefixes).to(scores.dtype)
+        d = self._state(input_ids)
+        prefixes = d.prefixes() if u.scorer == "rescore" else None
+        return u._tilt(scores.float(), d.h_bar, prefixes).to(scores.dtype)
 
 
 class T3Unlearner:
@@ -305,9 +473,20 @@ class T3Unlearner:
         for j, pair in enumerate(pairs):
             if len(pair) != 2:
                 raise ValueError(f"{name}[{j}] must be a (prompt_ids, answer_ids) pair")
-            x, y = [int(i) for i in pair[0]], [int(i) for i in pair[1]]
+            for part in pair:
+                if isinstance(part, (str, bytes)):
+                    raise TypeError(f"{name}[{j}] holds a string: pass token ids (tokenize the text first)")
+            x, y = (p.tolist() if isinstance(p, torch.Tensor) else list(p) for p in pair)
+            if not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in x + y):
+                raise TypeError(f"{name}[{j}] must hold integer token ids")
+            x, y = [int(i) for i in x], [int(i) for i in y]
             if not x or not y:
                 raise ValueError(f"{name}[{j}] has an empty prompt or answer")
+            limit = self.features.max_length
+            if limit is not None and len(x) + len(y) > limit:
+                raise ValueError(
+                    f"{name}[{j}] has {len(x) + len(y)} tokens, more than the base model's context of {limit}"
+                )
             bad = [i for i in x + y if not 0 <= i < V]
             if bad:
                 raise ValueError(
@@ -375,6 +554,7 @@ class T3Unlearner:
             p.requires_grad_(False)
         self.fit_time_ = time.perf_counter() - t0
         self.classifier_ = clf
+        self._memo = {}
         self.n_trainable_params_ = sum(p.numel() for p in clf.parameters())
         return self
 
@@ -407,17 +587,15 @@ class T3Unlearner:
         return torch.stack(out)
 
     @torch.no_grad()
-    def _tilt(
+    def _tilt_term(
         self, logits: torch.Tensor, h_bar: torch.Tensor, prefixes: Sequence[torch.Tensor] | None = None
     ) -> torch.Tensor:
-        """``logits / T + lambda log f_hat`` for rows ``logits [P, V]`` with pooled states ``h_bar [P, d]``
-        (``prefixes``: the ids of each row's prefix, needed by ``scorer="rescore"``)."""
+        """The tilt ``log f_hat(h_bar, v)`` of every candidate for rows ``logits [P, V]`` (with ``candidates=k``:
+        the base's top-``k`` get their own score, the rest the mean of those ``k``).  It depends on neither ``T``
+        nor ``lambda`` (dividing by ``T > 0`` keeps the top-``k``)."""
         clf = self._require_fit()
-        out = logits / self.temperature
-        if self.guidance == 0.0:
-            return out
         if self.candidates == "all" and self.scorer == "embedding":
-            return out + self.guidance * self.log_f_hat(h_bar)
+            return self.log_f_hat(h_bar)
         k = logits.shape[1] if self.candidates == "all" else min(int(self.candidates), logits.shape[1])
         top = logits.topk(k, dim=1).indices  # [P, k]
         if self.scorer == "rescore":
@@ -430,11 +608,43 @@ class T3Unlearner:
             scores = F.logsigmoid(clf.out(z).squeeze(-1))  # [P, k]
         tilt = scores.mean(dim=1, keepdim=True).expand_as(logits).clone()
         tilt.scatter_(1, top, scores)
-        return out + self.guidance * tilt
+        return tilt
 
-    def logits_processor(self) -> TemperThenTiltLogitsProcessor:
-        """A Hugging Face-compatible logits processor applying this unlearner (for ``model.generate``)."""
-        return TemperThenTiltLogitsProcessor(self)
+    @torch.no_grad()
+    def _tilt(
+        self, logits: torch.Tensor, h_bar: torch.Tensor, prefixes: Sequence[torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """``logits / T + lambda log f_hat`` for rows ``logits [P, V]`` with pooled states ``h_bar [P, d]``
+        (``prefixes``: the ids of each row's prefix, needed by ``scorer="rescore"``)."""
+        self._require_fit()
+        out = logits / self.temperature
+        if self.guidance == 0.0:
+            return out
+        return out + self.guidance * self._tilt_term(logits, h_bar, prefixes)
+
+    def logits_processor(self, attention_mask: torch.Tensor | None = None) -> TemperThenTiltLogitsProcessor:
+        """A Hugging Face-compatible logits processor applying this unlearner (for ``model.generate``); pass the
+        prompt batch's ``attention_mask`` when the prompts are left-padded.  Use a new one per ``generate`` call."""
+        return TemperThenTiltLogitsProcessor(self, attention_mask)
+
+    @torch.no_grad()
+    def _likelihood_pieces(self, pairs: list[tuple[list[int], list[int]]]) -> dict:
+        """Base logits, targets, spans and the tilt of every answer position: everything ``token_logprobs`` needs
+        that does not depend on ``T`` or ``lambda``, kept for the last few pair lists (a grid over ``T`` and
+        ``lambda`` then costs one base pass per list; the base is frozen and the memo is cleared by ``fit``)."""
+        key = hash(tuple((tuple(x), tuple(y)) for x, y in pairs))
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            feats = self._answer_features(pairs)
+            logits, h_bar = feats["logits"], feats["h_bar"]
+            tilt = torch.empty_like(logits)
+            for s in range(0, len(logits), 1024):
+                prefixes = feats["prefixes"][s : s + 1024] if self.scorer == "rescore" else None
+                tilt[s : s + 1024] = self._tilt_term(logits[s : s + 1024], h_bar[s : s + 1024], prefixes)
+            if len(memo) >= 4:
+                memo.pop(next(iter(memo)))
+            memo[key] = {"logits": logits, "tilt": tilt, "targets": feats["targets"], "spans": feats["spans"]}
+        return memo[key]
 
     @torch.no_grad()
     def token_logprobs(self, x_ids: Sequence[Sequence[int]], y_ids: Sequence[Sequence[int]]) -> list[torch.Tensor]:
@@ -443,57 +653,96 @@ class T3Unlearner:
             raise ValueError(f"x_ids and y_ids must have the same length, got {len(x_ids)} and {len(y_ids)}")
         pairs = self._check_pairs("x_ids/y_ids", list(zip(x_ids, y_ids, strict=True)))
         self._require_fit()
-        feats = self._answer_features(pairs)
-        logits, h_bar, targets, spans = feats["logits"], feats["h_bar"], feats["targets"], feats["spans"]
+        pieces = self._likelihood_pieces(pairs)
+        logits, tilt, targets = pieces["logits"], pieces["tilt"], pieces["targets"]
         out = torch.empty(len(targets))
         for s in range(0, len(targets), 1024):
-            prefixes = feats["prefixes"][s : s + 1024] if self.scorer == "rescore" else None
-            tilted = self._tilt(logits[s : s + 1024], h_bar[s : s + 1024], prefixes)
-            logp = F.log_softmax(tilted, dim=1)
-            out[s : s + 1024] = logp.gather(1, targets[s : s + 1024, None]).squeeze(1)
-        return [out[a:b] for a, b in spans]
+            z = logits[s : s + 1024] / self.temperature
+            if self.guidance != 0.0:
+                z = z + self.guidance * tilt[s : s + 1024]
+            out[s : s + 1024] = F.log_softmax(z, dim=1).gather(1, targets[s : s + 1024, None]).squeeze(1)
+        return [out[a:b] for a, b in pieces["spans"]]
 
     @torch.no_grad()
     def generate(
         self, x_ids: Sequence[Sequence[int]], max_new_tokens: int, eos_id: int | None = None
     ) -> list[list[int]]:
-        """Greedy decoding under ``p_hat``; returns the generated ids of each prompt (up to ``eos_id``)."""
+        """Greedy decoding under ``p_hat``; returns the generated ids of each prompt (up to ``eos_id``).  One
+        cached base forward per generated token: its logits and hidden state feed the tilt directly."""
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
         self._require_fit()
-        proc = self.logits_processor()
-        return greedy_generate(self.features, list(x_ids), max_new_tokens, eos_id, processor=proc)
+        prompts = _check_prompts("x_ids", x_ids, self.features, max_new_tokens)
+        return greedy_generate(self.features, prompts, max_new_tokens, eos_id, tilt=self._tilt)
+
+
+def _check_prompts(name: str, x_ids, features: BaseFeatures, max_new_tokens: int = 0) -> list[list[int]]:
+    """Prompts as lists of ints inside the vocabulary and (with the generated tokens) the context."""
+    if isinstance(x_ids, (str, bytes)) or not isinstance(x_ids, Sequence | torch.Tensor):
+        raise TypeError(f"{name} must be a sequence of token-id sequences, got {type(x_ids).__name__}")
+    out = []
+    V, limit = features.vocab_size, features.max_length
+    for j, x in enumerate(x_ids):
+        if isinstance(x, (str, bytes)):
+            raise TypeError(f"{name}[{j}] is a string: pass token ids (tokenize the text first)")
+        row = x.tolist() if isinstance(x, torch.Tensor) else list(x)
+        if not row:
+            raise ValueError(f"{name}[{j}] is empty")
+        bad = [i for i in row if not isinstance(i, numbers.Integral) or isinstance(i, bool)]
+        if bad:
+            raise TypeError(f"{name}[{j}] must hold integer token ids, got {type(bad[0]).__name__}")
+        row = [int(i) for i in row]
+        if min(row) < 0 or max(row) >= V:
+            raise ValueError(f"{name}[{j}] holds token ids outside the base model's vocabulary [0, {V})")
+        if limit is not None and len(row) + max_new_tokens > limit:
+            raise ValueError(
+                f"{name}[{j}] has {len(row)} tokens; with max_new_tokens={max_new_tokens} that exceeds the base "
+                f"model's context of {limit}"
+            )
+        out.append(row)
+    return out
 
 
 @torch.no_grad()
 def greedy_generate(
-    features: BaseFeatures, prompts, max_new_tokens: int, eos_id: int | None, processor=None, batch_size: int = 128
+    features: BaseFeatures,
+    prompts,
+    max_new_tokens: int,
+    eos_id: int | None,
+    processor=None,
+    batch_size: int = 128,
+    tilt=None,
 ) -> list[list[int]]:
-    """Greedy generation for prompts of any lengths (batched by length), optionally through a logits processor."""
+    """Greedy generation for prompts of any lengths (batched by length) with a KV cache: one prefill, then one
+    single-token base forward per generated token.  ``tilt(logits, h_bar, prefixes)`` rewrites the next-token
+    logits from the base's own pooled state (T3); ``processor(ids, scores)`` is any logits processor."""
     outs: list[list[int]] = [[] for _ in prompts]
     groups: dict[int, list[int]] = {}
     for j, p in enumerate(prompts):
         groups.setdefault(len(p), []).append(j)
+    rescore = tilt is not None and getattr(getattr(tilt, "__self__", None), "scorer", "") == "rescore"
     for _length, members in groups.items():
         for s in range(0, len(members), batch_size):
             chunk = members[s : s + batch_size]
             ids = torch.tensor([list(prompts[j]) for j in chunk], device=features.device)
+            dec = _Decoder(features, ids)
             done = torch.zeros(len(chunk), dtype=torch.bool)
-            for _ in range(max_new_tokens):
-                logits, _ = features(ids)
-                scores = logits[:, -1]
+            for i in range(max_new_tokens):
+                scores = dec.logits
+                if tilt is not None:
+                    scores = tilt(scores, dec.h_bar, dec.prefixes() if rescore else None)
                 if processor is not None:
-                    scores = processor(ids, scores)
+                    scores = processor(dec.ids, scores)
                 nxt = scores.argmax(dim=-1)
                 if eos_id is not None:
                     nxt = torch.where(done, torch.full_like(nxt, eos_id), nxt)
-                ids = torch.cat([ids, nxt[:, None]], dim=1)
-                if eos_id is not None:
                     done |= nxt == eos_id
-                    if bool(done.all()):
-                        break
+                if i == max_new_tokens - 1 or (eos_id is not None and bool(done.all())):
+                    dec.ids = torch.cat([dec.ids, nxt[:, None]], dim=1)
+                    break
+                dec.advance(nxt)
             for r, j in enumerate(chunk):
-                gen = ids[r, len(prompts[j]) :].tolist()
+                gen = dec.ids[r, len(prompts[j]) :].tolist()
                 if eos_id is not None and eos_id in gen:
                     gen = gen[: gen.index(eos_id)]
                 outs[j] = gen
