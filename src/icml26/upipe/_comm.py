@@ -81,6 +81,7 @@ def check_local_lengths(x: torch.Tensor, group, name: str = "x_local") -> None:
     mine = torch.tensor([x.shape[0], x.shape[1]], dtype=torch.int64, device=x.device)
     every = [torch.empty_like(mine) for _ in range(c)]
     dist.all_gather(every, mine, group=group)
+    _until_released(mine, *every)  # freed when this returns, not whenever gloo's thread lets go (memory timelines)
     shapes = [tuple(t.tolist()) for t in every]
     if len(set(shapes)) > 1:
         per_rank = ", ".join(f"rank {r}: B={b}, S/C={t}" for r, (b, t) in enumerate(shapes))
