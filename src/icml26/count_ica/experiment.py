@@ -79,7 +79,7 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(n=60, T=12, max_epochs=120, n_ppc=200, n_projections=200, regime_n=60)
+QUICK = Config(n=60, T=12, max_epochs=100, n_ppc=200, n_projections=200, regime_n=50)
 
 
 def _fit(cfg: Config, X, variational: str, seed: int, n_regimes: int = 1) -> CountICA:

@@ -145,7 +145,9 @@ class ARPLNICA(nn.Module):
         z0 = torch.log(x + 0.5) - self.eta(zero, offsets, covariates)
         w = x + 0.5
         P = torch.einsum("kd,ntk,ke->ntde", G, w, G)
-        P = P + 1e-6 * torch.eye(self.n_components, dtype=x.dtype, device=x.device)
+        # ridge 1e-4 x the mean diagonal: keeps the Cholesky factor defined when two columns of Gamma nearly merge
+        ridge = 1e-4 * P.diagonal(dim1=-2, dim2=-1).mean(-1, keepdim=True) + 1e-6
+        P = P + ridge.unsqueeze(-1) * torch.eye(self.n_components, dtype=x.dtype, device=x.device)
         L = torch.linalg.cholesky(P)
         mu = torch.cholesky_solve(torch.einsum("kd,ntk->ntd", G, w * z0).unsqueeze(-1), L).squeeze(-1)
         v = torch.cholesky_inverse(L).diagonal(dim1=-2, dim2=-1)
