@@ -116,3 +116,22 @@ def test_shuffled_mixing_moves_the_posterior_predictive_verdict():
     for r in recs:
         r["scenarios"]["moderate"]["sw"]["ar"] = r_bad
     assert judge_records("count_ica", cfg, recs).by_id()["posterior_predictive_sw"].verdict == "does not hold"
+
+
+def test_notebook_design_is_the_notebooks_realised_setting_and_validates_its_shape():
+    """design='notebook' plugs in the notebook's dynamics and Gamma (unit columns; identical across seeds, only the
+    paths change); it needs K = 12, d = 5, and an unknown design is refused."""
+    import pytest
+
+    from icml26.count_ica.data import NOTEBOOK_DYNAMICS
+
+    X0, t0 = make_arpln_data(n=5, T=4, scenario="high", seed=0, design="notebook")
+    X1, t1 = make_arpln_data(n=5, T=4, scenario="high", seed=1, design="notebook")
+    assert np.allclose(t0.mixing, t1.mixing) and not np.array_equal(X0, X1)
+    assert np.allclose(np.linalg.norm(t0.mixing, axis=0), 1.0)
+    assert np.allclose(t0.ar_coef[:, 0], NOTEBOOK_DYNAMICS["ar_coef"])
+    assert float(t0.offsets.flat[0]) == 1.5
+    with pytest.raises(ValueError, match="n_features=12"):
+        make_arpln_data(n=5, T=4, n_features=6, n_components=2, design="notebook")
+    with pytest.raises(ValueError, match="design"):
+        make_arpln_data(n=5, T=4, design="paper")
