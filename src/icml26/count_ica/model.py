@@ -10,7 +10,8 @@ Variational family ``q(s, u | x) = q(s | x) prod_i q(u^(i) | x)``:
 
 - ``q(s | x)``: per component a Gaussian Markov chain ``s_1 = m + N(0, psit_1)``, ``s_t = Bt_t s_{t-1} + bt_t +
   N(0, psit_t)`` whose parameters come from a GRU over ``[log(1 + x_t), o_t, c]`` (bidirectional = smoothing;
-  ``predictive=True``: causal, so the posterior at ``t`` sees ``x_{1:t}`` only) and an MLP head;
+  ``predictive=True``: causal, so the posterior at ``t`` sees ``x_{1:t}`` only) and an MLP head, as corrections
+  around the weighted least-squares inversion of the log link (:meth:`ARPLNICA.weighted_ls`);
   ``Bt = 0.95 tanh(.)``; ``mean_field=True`` sets ``Bt = 0``.  Moments: ``mu_t = Bt_t mu_{t-1} + bt_t``,
   ``Sigma_t = psit_t + Bt_t^2 Sigma_{t-1}``, ``Cov(s_t, s_{t-1}) = Bt_t Sigma_{t-1}``.
 - ``q(u^(i))``: a Markov chain with closed-form transitions ``tau_t(c' -> c) = A(c', c) exp(L_t(c)) / Z_t(c')``,
@@ -72,6 +73,10 @@ class ARPLNICA(nn.Module):
         h = hidden * (1 if predictive else 2)
         self.mlp = nn.Sequential(nn.Linear(h + in_dim, mlp), nn.Tanh())
         self.head = nn.Linear(mlp, 3 * d)  # bt, Bt (pre-tanh), psit (pre-sigmoid)
+        # zero-initialised head: training starts from the weighted least-squares posterior (mean mu_ls, variance v_ls,
+        # Bt = 0) instead of from random corrections around it
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
         # prior parameters (updated by the closed-form M-step, not by gradients)
         spread = torch.linspace(-1.0, 1.0, C) if C > 1 else torch.zeros(1)
         self.register_buffer("pi", torch.full((d, C), 1.0 / C))
@@ -106,13 +111,17 @@ class ARPLNICA(nn.Module):
         bt, Bt, pt = z.chunk(3, dim=-1)
         Bt = torch.zeros_like(Bt) if self.mean_field else 0.95 * torch.tanh(Bt)
         Bt = torch.cat([torch.zeros_like(Bt[:, :1]), Bt[:, 1:]], dim=1)  # t = 1 has no parent
-        psit = torch.exp(math.log(_VAR_MIN) + (math.log(_VAR_MAX) - math.log(_VAR_MIN)) * torch.sigmoid(pt + 1.0))
-        # the mean head is parameterised through the marginal means (same family: bt_t = mu_t - Bt_t mu_{t-1}),
-        # mu_t = Gamma^+ (log(x_t + 1/2) - eta_0) + network: the least-squares source estimate plus a correction
-        z0 = torch.log(x + 0.5) - self.eta(
-            torch.zeros(x.shape[:2] + (self.n_components,), dtype=x.dtype, device=x.device), offsets, covariates
-        )
-        mu = z0 @ torch.linalg.pinv(self.Gamma).T + bt
+        # Laplace-style baseline of the posterior (the encoder learns a correction around it): log(x + 1/2) is
+        # eta + noise of variance ~ 1 / (x + 1/2), so the weighted least-squares source estimate is
+        # mu_ls = (Gamma' D Gamma)^-1 Gamma' D (log(x + 1/2) - eta_0), D = diag(x + 1/2), with marginal variances
+        # v_ls = diag((Gamma' D Gamma)^-1).  mu_t = mu_ls + sqrt(v_ls) network, psit = v_ls exp(network) (bounded).
+        mu_ls, v_ls = self.weighted_ls(x, offsets, covariates)
+        lo, hi = math.log(_VAR_MIN), math.log(_VAR_MAX)
+        u0 = ((v_ls.log().clamp(lo + 1e-3, hi - 1e-3) - lo) / (hi - lo)).logit()
+        psit = torch.exp(lo + (hi - lo) * torch.sigmoid(pt + u0))
+        # the mean head is parameterised through the marginal means (same family: bt_t = mu_t - Bt_t mu_{t-1}), its
+        # correction in units of the least-squares standard error (well-conditioned for rare and abundant features)
+        mu = mu_ls + v_ls.sqrt() * bt
         bt = torch.cat([mu[:, :1], mu[:, 1:] - Bt[:, 1:] * mu[:, :-1]], dim=1)
         sig, cross = [psit[:, 0]], [torch.zeros_like(psit[:, 0])]
         for t in range(1, x.shape[1]):
@@ -126,6 +135,23 @@ class ARPLNICA(nn.Module):
             "Sigma": torch.stack(sig, 1),
             "cross": torch.stack(cross, 1),
         }
+
+    def weighted_ls(self, x: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None):
+        """Weighted least-squares sources ``mu_ls = (Gamma' D Gamma)^-1 Gamma' D (log(x + 1/2) - eta_0)`` and
+        ``v_ls = diag((Gamma' D Gamma)^-1)``, ``D = diag(x_t + 1/2)`` (``eta_0`` = offsets + intercept + ``M c``):
+        ``(n, T, d)`` each.  The delta-method inverse of the Poisson log link, used as the encoder's baseline."""
+        G = self.Gamma
+        zero = torch.zeros(x.shape[:2] + (self.n_components,), dtype=x.dtype, device=x.device)
+        z0 = torch.log(x + 0.5) - self.eta(zero, offsets, covariates)
+        w = x + 0.5
+        P = torch.einsum("kd,ntk,ke->ntde", G, w, G)
+        # ridge 1e-4 x the mean diagonal: keeps the Cholesky factor defined when two columns of Gamma nearly merge
+        ridge = 1e-4 * P.diagonal(dim1=-2, dim2=-1).mean(-1, keepdim=True) + 1e-6
+        P = P + ridge.unsqueeze(-1) * torch.eye(self.n_components, dtype=x.dtype, device=x.device)
+        L = torch.linalg.cholesky(P)
+        mu = torch.cholesky_solve(torch.einsum("kd,ntk->ntd", G, w * z0).unsqueeze(-1), L).squeeze(-1)
+        v = torch.cholesky_inverse(L).diagonal(dim1=-2, dim2=-1)
+        return mu, v
 
     # -- ELBO pieces -----------------------------------------------------------------------------------------
     def expected_loglik(self, q: dict) -> torch.Tensor:
