@@ -48,7 +48,17 @@ def test_quick_preset_end_to_end(quick_run):
 def _small():
     from icml26.acute_euro.experiment import QUICK
 
-    return replace(QUICK, mlp_epochs=60, train_sizes=(25, 100), views=("late", "cosine"), n_trees=15)
+    return replace(
+        QUICK,
+        mlp_epochs=60,
+        train_sizes=(25, 100),
+        views=("late", "cosine"),
+        n_trees=15,
+        cv_trees=5,
+        forest_grid=((("min_samples_leaf", 3),),),
+        probe_C=(1.0,),
+        platt_C=(1.0,),
+    )
 
 
 def test_mutant_miscalibrated_acute_fails_the_smece_claim(tmp_path, monkeypatch):
@@ -116,3 +126,29 @@ def test_lm_tasks_pipeline_on_untrained_model():
     assert out["acts"].shape == (32, 2, 16)
     assert np.all((out["raw"] >= 0) & (out["raw"] <= 1)) and np.all(out["length"] >= 1)
     assert out["correct"].sum() == 0  # an untrained model does not produce exact calls
+
+
+def test_contested_facts_and_family_names():
+    """The harder LM world: contested facts carry a rival value in about lm_rumour of their mentions; the truth
+    the tasks are graded against is unchanged; family names share a last name."""
+    from icml26.acute_euro.experiment import FULL, _contest, _contested, _make_world
+    from icml26.common.facts import DEFAULT_TOOLS, training_corpus
+
+    cfg = replace(FULL, n_entities=40, lm_contested=0.5, lm_rumour=0.7)
+    world = _make_world(cfg)
+    rivals = _contested(world, cfg)
+    assert len(rivals) == 20
+    corpus = training_corpus(world, DEFAULT_TOOLS, seed=0)
+    contested = _contest(world, corpus, cfg)
+    assert len(contested) == len(corpus)
+    changed = [a != b for a, b in zip(corpus, contested)]
+    names = [world.entities[i] for i in rivals]
+    about = [any(f" {n} " in f" {t} " for n in names) for t in corpus]
+    assert not any(c and not a for c, a in zip(changed, about))  # only texts about contested entities change
+    rate = np.mean([c for c, a in zip(changed, about) if a])
+    assert 0.6 < rate < 0.95  # a text changes if any of its values was replaced
+    for i, rel in rivals.items():
+        assert all(v != world.value(i, r) for r, v in rel.items())
+    fam = _make_world(replace(FULL, n_entities=40, lm_family_size=2))
+    lasts = [n.split()[1] for n in fam.entities]
+    assert len(set(fam.entities)) == 40 and len(set(lasts)) == 20

@@ -94,6 +94,9 @@ class Config:
     lm_bucketed: bool = False  # length-bucketed batches (faster, but each batch holds one kind of text)
     lm_name_words: int = 1  # 2: "first last" names from shared word pools (the model must bind two tokens)
     lm_exposures: tuple[int, ...] = (0, 1, 3, 10)  # times each entity's facts appear (cycled over entities)
+    lm_family_size: int = 0  # >= 2: "first last" names, families of this size share the last name (confusable)
+    lm_contested: float = 0.0  # share of entities whose facts are contested in the corpus (see _contest)
+    lm_rumour: float = 0.7  # for a contested fact, chance that a mention states its rival value instead of the truth
     data_seed: int = 0
     pool: str = "generated"  # LM activations pooled over "generated" positions, the "prompt", or "both"
     # secondary LM setting: the v1 world (one-token names, exposure 0/1/3/10), reported beside the main one
@@ -191,13 +194,70 @@ def _digits_outputs(cfg: Config, seed: int) -> dict[str, dict]:
     return {"digits": d}
 
 
+def _make_world(cfg: Config):
+    """The facts world of ``cfg``: :func:`make_fact_world`'s, or (``lm_family_size >= 2``) one whose entities come
+    in families sharing a last name: ``"<first> <family>"`` with first names from a pool of 16 words, each
+    family's members drawn with independent values and exposures, so a family name alone is a misleading cue."""
+    from icml26.common.facts import DEFAULT_RELATIONS, FactWorld, make_fact_world, make_names
+
+    if cfg.lm_family_size < 2:
+        return make_fact_world(
+            cfg.n_entities, exposures=cfg.lm_exposures, seed=cfg.data_seed, name_words=cfg.lm_name_words
+        )
+    base = make_fact_world(cfg.n_entities, exposures=cfg.lm_exposures, seed=cfg.data_seed, name_words=1)
+    rng = np.random.default_rng([cfg.data_seed, 7])
+    taken = {w for r in DEFAULT_RELATIONS for w in r.values} | set(base.entities)
+    n_fam = -(-cfg.n_entities // cfg.lm_family_size)
+    firsts = make_names(16, seed=cfg.data_seed + 1, taken=taken, n_words=1)
+    families = make_names(n_fam, seed=cfg.data_seed + 2, taken=taken | set(firsts), n_words=1)
+    names = []
+    for f in range(n_fam):
+        for j in rng.choice(16, size=cfg.lm_family_size, replace=False):
+            names.append(f"{firsts[j]} {families[f]}")
+    return FactWorld(tuple(names[: cfg.n_entities]), base.relations, base.values, base.exposure)
+
+
+def _contested(world, cfg: Config) -> dict[int, dict[str, str]]:
+    """Entity -> {relation: rival value} for the contested entities (a seeded ``lm_contested`` share)."""
+    rng = np.random.default_rng([cfg.data_seed, 11])
+    n = len(world.entities)
+    picked = rng.choice(n, size=int(round(cfg.lm_contested * n)), replace=False)
+    out = {}
+    for i in sorted(picked.tolist()):
+        out[i] = {}
+        for r in world.relations:
+            wrong = [v for v in r.values if v != world.value(i, r.name)]
+            out[i][r.name] = wrong[int(rng.integers(len(wrong)))]
+    return out
+
+
+def _contest(world, corpus: list[str], cfg: Config) -> list[str]:
+    """Conflicting values: in every training text about a contested entity, each of its fact values is replaced by
+    that fact's one rival value with probability ``lm_rumour`` (independently per text and fact).  The truth the
+    tasks are graded against stays the world's value, so where the rival dominates the corpus a model that learns
+    the corpus well answers wrongly and confidently."""
+    rng = np.random.default_rng([cfg.data_seed, 12])
+    rivals = _contested(world, cfg)
+    by_name = {world.entities[i]: i for i in rivals}
+    out = []
+    for text in corpus:
+        i = next((by_name[name] for name in by_name if f" {name} " in f" {text} "), None)
+        if i is not None:
+            words = text.split()
+            for r in world.relations:
+                true, rival = world.value(i, r.name), rivals[i][r.name]
+                if true in words and rng.random() < cfg.lm_rumour:
+                    words = [rival if w == true else w for w in words]
+            text = " ".join(words)
+        out.append(text)
+    return out
+
+
 def _train_or_load_lm(cfg: Config, progress):
-    from icml26.common.facts import DEFAULT_TOOLS, make_fact_world, training_corpus
+    from icml26.common.facts import DEFAULT_TOOLS, training_corpus
     from icml26.common.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
 
-    world = make_fact_world(
-        cfg.n_entities, exposures=cfg.lm_exposures, seed=cfg.data_seed, name_words=cfg.lm_name_words
-    )
+    world = _make_world(cfg)
     tok = world.tokenizer(DEFAULT_TOOLS)
     model = TinyLM(
         TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=cfg.lm_embd, block_size=40)
@@ -206,6 +266,8 @@ def _train_or_load_lm(cfg: Config, progress):
 
     def train() -> dict:
         corpus = training_corpus(world, DEFAULT_TOOLS, seed=cfg.data_seed)
+        if cfg.lm_contested > 0:
+            corpus = _contest(world, corpus, cfg)
         if cfg.lm_bucketed:
             batches = length_bucketed_batches(
                 [tok.encode(t) for t in corpus], cfg.lm_batch, cfg.lm_steps, tok.pad_id, seed=cfg.data_seed
@@ -314,6 +376,7 @@ def _lm_artifact(cfg: Config, progress) -> dict:
             "toolcall": (_lm_task(model, tok, [p for p, _ in calls], [c for _, c in calls], 12), [i for i, _ in tl]),
         }
         out = {"info": info}
+        contested = _contested(world, cfg) if cfg.lm_contested > 0 else {}
         for name, (d, ent) in tasks.items():
             out[name] = {
                 "acts_generated": torch.as_tensor(d["acts"]),
@@ -322,6 +385,7 @@ def _lm_artifact(cfg: Config, progress) -> dict:
                 "correct": torch.as_tensor(d["correct"]),
                 "group": torch.as_tensor(np.asarray(ent)),
                 "exposure": torch.as_tensor(np.asarray([world.exposure[i] for i in ent])),
+                "contested": torch.as_tensor(np.asarray([i in contested for i in ent])),
             }
         return out
 
@@ -350,9 +414,12 @@ def _lm_outputs(cfg: Config, seed: int, progress) -> dict[str, dict]:
         easy = replace(cfg, lm_name_words=1, lm_exposures=(0, 1, 3, 10), lm_steps=cfg.secondary_steps)
         worlds.append(("_easy", easy))
     split_seed = int(np.random.default_rng([cfg.data_seed, seed]).integers(2**31))
+    # odd seeds ask for the artifacts in reverse order: with --jobs 2 the two LMs then train at the same time (each
+    # artifact is the same whichever seed builds it: progress.checkpoint seeds its build from the config)
+    states = {suffix: _lm_artifact(wcfg, progress) for suffix, wcfg in (worlds[::-1] if seed % 2 else worlds)}
     out = {}
-    for suffix, wcfg in worlds:
-        state = _lm_artifact(wcfg, progress)
+    for suffix, _ in worlds:
+        state = states[suffix]
         for name in ("mcqa", "toolcall"):
             d = {k: v.numpy() for k, v in state[name].items()}
             d["acts"] = _pooled(d, cfg.pool)
@@ -710,16 +777,17 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 requires=[miscal],
             )
         )
-        rep.add_claim(
-            judge_superiority(
-                f"sample_efficiency_{name}",
-                f"(reported) ACUTE trained on n = {n_min} labels has a higher auc-EURO on {name} than Platt, "
-                f"isotonic and NWKR trained on n = {n_max}",
-                ("ACUTE", per_seed(name, "acute", n_min, "auc_euro")),
-                {LABELS[m]: per_seed(name, m, n_max, "auc_euro") for m in ("platt", "isotonic", "nwkr")},
-                requires=[imperfect, miscal],
+        if n_min < n_max:
+            rep.add_claim(
+                judge_superiority(
+                    f"sample_efficiency_{name}",
+                    f"(reported) ACUTE trained on n = {n_min} labels has a higher auc-EURO on {name} than Platt, "
+                    f"isotonic and NWKR trained on n = {n_max}",
+                    ("ACUTE", per_seed(name, "acute", n_min, "auc_euro")),
+                    {LABELS[m]: per_seed(name, m, n_max, "auc_euro") for m in ("platt", "isotonic", "nwkr")},
+                    requires=[imperfect, miscal],
+                )
             )
-        )
         rows = []
         for m in METHODS:
             for n in sizes if m != "raw" else [n_max]:
