@@ -61,26 +61,41 @@ def _small():
     )
 
 
-def test_mutant_miscalibrated_acute_fails_the_smece_claim(tmp_path, monkeypatch):
-    """Break ACUTE (its confidence inverted, p -> 1 - p): the absolute smECE claim must move to 'does not hold'."""
+def test_mutants_move_verdicts(tmp_path, monkeypatch):
+    """Two mutants.  (1) ACUTE broken (its confidence inverted, p -> 1 - p): the absolute smECE claim moves to
+    'does not hold'.  (2) The raw confidence shuffled across items: it no longer ranks correctness, so the
+    precondition raw_imperfect_digits (raw AUROC <= 0.85) moves from 'does not hold' to 'holds'."""
     from icml26.acute_euro import experiment as ex
 
     cfg = _small()
-    good = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / "good", overrides=vars(cfg))
-    orig = ex._fit_predict
 
-    def broken(method, *a, **k):
-        p = orig(method, *a, **k)
+    def verdicts(name):
+        d = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / name, overrides=vars(cfg))
+        return {c["id"]: c["verdict"] for c in json.loads((d / "result.json").read_text())["claims"]}
+
+    good = verdicts("good")
+    orig_fit, orig_out = ex._fit_predict, ex._digits_outputs
+
+    def inverted(method, *a, **k):
+        p = orig_fit(method, *a, **k)
         return 1.0 - p if method == "acute" else p
 
-    monkeypatch.setattr(ex, "_fit_predict", broken)
-    bad = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / "bad", overrides=vars(cfg))
-    verdict = {
-        name: {c["id"]: c["verdict"] for c in json.loads((d / "result.json").read_text())["claims"]}
-        for name, d in (("good", good), ("bad", bad))
-    }
-    assert verdict["good"]["smece_digits_max_0.10"] != "does not hold"
-    assert verdict["bad"]["smece_digits_max_0.10"] == "does not hold"
+    monkeypatch.setattr(ex, "_fit_predict", inverted)
+    bad = verdicts("inverted")
+    monkeypatch.setattr(ex, "_fit_predict", orig_fit)
+
+    def shuffled(config, seed):
+        out = orig_out(config, seed)
+        d = out["digits"]
+        d["raw"] = np.random.default_rng(seed).permutation(d["raw"])
+        return out
+
+    monkeypatch.setattr(ex, "_digits_outputs", shuffled)
+    shuf = verdicts("shuffled")
+    assert good["smece_digits_max_0.10"] != "does not hold"
+    assert bad["smece_digits_max_0.10"] == "does not hold"
+    assert good["raw_imperfect_digits"] == "does not hold"
+    assert shuf["raw_imperfect_digits"] == "holds"
 
 
 def test_lm_outputs_shared_but_entity_split_per_seed(tmp_path):

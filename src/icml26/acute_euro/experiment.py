@@ -134,14 +134,22 @@ QUICK = Config(
 FULL = Config(
     setting="lm",
     n_entities=400,
-    lm_steps=2000,
+    lm_steps=1300,
     lm_lr=3e-3,
     lm_name_words=2,
+    lm_family_size=2,
     lm_exposures=(0, 1, 2, 4, 8),
+    lm_contested=0.4,
+    lm_rumour=0.85,
     secondary=True,
+    secondary_steps=1300,
+    secondary_sizes=(1000,),
     pool_share=0.625,
-    train_sizes=(25, 100, 250, 1000),
-    n_trees=300,
+    train_sizes=(25, 100, 1000),
+    n_trees=500,
+    cv_trees=25,
+    forest_grid=((("min_samples_leaf", 1),), (("min_samples_leaf", 3),), (("min_samples_leaf", 10),)),
+    probe_C=(0.01, 0.1, 1.0),
 )
 
 
@@ -411,7 +419,14 @@ def _lm_outputs(cfg: Config, seed: int, progress) -> dict[str, dict]:
     correctness is little more than "was the entity seen"."""
     worlds = [("", cfg)]
     if cfg.secondary:
-        easy = replace(cfg, lm_name_words=1, lm_exposures=(0, 1, 3, 10), lm_steps=cfg.secondary_steps)
+        easy = replace(
+            cfg,
+            lm_name_words=1,
+            lm_exposures=(0, 1, 3, 10),
+            lm_steps=cfg.secondary_steps,
+            lm_family_size=0,
+            lm_contested=0.0,
+        )
         worlds.append(("_easy", easy))
     split_seed = int(np.random.default_rng([cfg.data_seed, seed]).integers(2**31))
     # odd seeds ask for the artifacts in reverse order: with --jobs 2 the two LMs then train at the same time (each
