@@ -1,21 +1,30 @@
 """Reproduction: ACUTE vs recalibrated raw confidence, scored by auc-EURO and smooth ECE.
 
-Two settings (spec section 5):
+Settings (spec section 5):
 
-* ``setting="digits"`` (preset ``quick``): the "model" is a 2-hidden-layer torch MLP trained on sklearn's digits
-  with 20% label noise; its two hidden layers are the activations, its max softmax the raw confidence.
-* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.common.tinylm``) trained on the synthetic facts
-  corpus (``icml26.common.facts``: invented entities, exposure k in {0, 1, 3, 10}); two tasks, multiple-choice QA
-  (one answer word; raw confidence = its probability) and tool calls (greedy ``fn ( arg = value , ... )``, exact
-  match; raw confidence = product of the token probabilities).  Hidden states of every block are recorded with
+* ``setting="digits"`` (preset ``quick``, a smoke test): the "model" is a 2-hidden-layer torch MLP trained on
+  sklearn's digits with 20% label noise; its two hidden layers are the activations, its max softmax the raw
+  confidence.
+* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.common.tinylm``) trained on a synthetic facts
+  corpus (``icml26.common.facts``).  Main world (tasks ``mcqa``, ``toolcall``; issue 21): "first family" names in
+  families of two sharing the family name (``lm_family_size``), graded exposure k in {0, 1, 2, 4, 8}, and 40% of
+  the entities *contested*: in each training text about them each fact value is replaced by one fixed rival value
+  with probability 0.85 (``lm_contested``, ``lm_rumour``), while the tasks grade against the true value.  The LM
+  then answers unseen entities from their sibling's facts and contested ones with the corpus' rival, both
+  confidently: its raw confidence is overconfident and ranks correctness imperfectly.  Secondary world
+  (``secondary``; tasks ``mcqa_easy``, ``toolcall_easy``): the v1 world (one-token names, k in {0, 1, 3, 10}),
+  where correctness is little more than "was the entity seen".  Two tasks per world: multiple-choice QA (one answer
+  word; raw confidence = its probability) and tool calls (greedy ``fn ( arg = value , ... )``, exact match; raw
+  confidence = product of the token probabilities).  Hidden states of every block are recorded with
   :class:`ActivationRecorder` and mean-pooled over the positions that predict the generated tokens.
 
 Seeds are the unit: ``measure(config, seed)`` redraws, from the seed, the split of the groups (entities for the
-LM) into a training pool, a validation split (ACUTE's view and the probe's view are chosen there, by auc-EURO,
-never on the test split) and a test split, the calibration subsets of size n in ``train_sizes`` drawn from that
-pool, and the forest seeds; on digits it also redraws the MLP's training half and initialisation.  The tiny LM
-and its outputs on every item are an artifact shared by all seeds (``progress.checkpoint``): what varies per seed
-for the LM is which entities train the estimators and which test them.
+LM) into a training pool and a test split, the calibration subsets of every size n in ``train_sizes`` drawn from
+that pool, the inner-CV folds and the forest seeds; on digits it also redraws the MLP's training half and
+initialisation.  Every tuned arm chooses its hyperparameters by inner cross-validation on its own n labels at every
+n (ACUTE: view by auc-EURO, then forest by Brier; probe: view, then C; Platt: C; NWKR: bandwidth by
+leave-one-out), never on the test split.  Each tiny LM and its outputs on every item are an artifact shared by all
+seeds (``progress.checkpoint``).
 
 Preconditions (issue 21): ACUTE exists for a model whose raw confidence is imperfect and miscalibrated, so the
 claims that ACUTE beats the raw-confidence baselines require raw AUROC <= 0.85 and raw smECE >= 0.05.
@@ -119,7 +128,7 @@ class Config:
         (("min_samples_leaf", 1), ("max_depth", 6)),
     )
     probe_C: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
-    platt_C: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0, 1e4)
+    platt_C: tuple[float, ...] = (0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0, 1e4)
 
 
 QUICK = Config(
@@ -526,7 +535,13 @@ def _select(method: str, d: dict, idx: np.ndarray, cfg: Config, seed: int) -> tu
             ]
             scores.append(float(np.mean(vals)))
         return {"C": float(cfg.platt_C[int(np.argmax(scores))])}, {"C": scores}
+    if method == "nwkr":  # as many bandwidths as ACUTE has configurations (tuning parity)
+        return {"grid": _nwkr_grid(cfg)}, {}
     return {}, {}
+
+
+def _nwkr_grid(cfg: Config) -> tuple[float, ...]:
+    return tuple(float(h) for h in np.geomspace(0.005, 0.5, len(cfg.views) + len(cfg.forest_grid)))
 
 
 def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.ndarray, cfg: Config, seed: int):
@@ -723,8 +738,12 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
         steps=k,
         note=f"at every n: C in {list(config.platt_C)} by {k}-fold inner-CV Brier",
     )
+    nh = len(_nwkr_grid(config))
     rep.set_tuning(
-        "NWKR", configs=15, steps=1, note="at every n: bandwidth among 15 by leave-one-out Brier (closed form, n fits)"
+        "NWKR",
+        configs=nh,
+        steps=k,
+        note=f"at every n: bandwidth among {nh} (0.005-0.5, geometric) by leave-one-out Brier (n >= {k} folds)",
     )
     rep.set_tuning("Isotonic", configs=1, steps=0, note="no hyperparameter: nothing to tune")
     rep.set_tuning("Raw conf", configs=1, steps=0, note="the model's own confidence, nothing fitted")
