@@ -48,29 +48,54 @@ def test_quick_preset_end_to_end(quick_run):
 def _small():
     from icml26.acute_euro.experiment import QUICK
 
-    return replace(QUICK, mlp_epochs=60, train_sizes=(25, 100), views=("late", "cosine"), n_trees=15)
+    return replace(
+        QUICK,
+        mlp_epochs=60,
+        train_sizes=(25, 100),
+        views=("late", "cosine"),
+        n_trees=15,
+        cv_trees=5,
+        forest_grid=((("min_samples_leaf", 3),),),
+        probe_C=(1.0,),
+        platt_C=(1.0,),
+    )
 
 
-def test_mutant_miscalibrated_acute_fails_the_smece_claim(tmp_path, monkeypatch):
-    """Break ACUTE (its confidence inverted, p -> 1 - p): the absolute smECE claim must move to 'does not hold'."""
+def test_mutants_move_verdicts(tmp_path, monkeypatch):
+    """Two mutants.  (1) ACUTE broken (its confidence inverted, p -> 1 - p): the absolute smECE claim moves to
+    'does not hold'.  (2) The raw confidence shuffled across items: it no longer ranks correctness, so the
+    precondition raw_imperfect_digits (raw AUROC <= 0.85) moves from 'does not hold' to 'holds'."""
     from icml26.acute_euro import experiment as ex
 
     cfg = _small()
-    good = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / "good", overrides=vars(cfg))
-    orig = ex._fit_predict
 
-    def broken(method, *a, **k):
-        p = orig(method, *a, **k)
+    def verdicts(name):
+        d = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / name, overrides=vars(cfg))
+        return {c["id"]: c["verdict"] for c in json.loads((d / "result.json").read_text())["claims"]}
+
+    good = verdicts("good")
+    orig_fit, orig_out = ex._fit_predict, ex._digits_outputs
+
+    def inverted(method, *a, **k):
+        p = orig_fit(method, *a, **k)
         return 1.0 - p if method == "acute" else p
 
-    monkeypatch.setattr(ex, "_fit_predict", broken)
-    bad = run_experiment("acute_euro", preset="quick", seeds=2, out=tmp_path / "bad", overrides=vars(cfg))
-    verdict = {
-        name: {c["id"]: c["verdict"] for c in json.loads((d / "result.json").read_text())["claims"]}
-        for name, d in (("good", good), ("bad", bad))
-    }
-    assert verdict["good"]["smece_digits_max_0.10"] != "does not hold"
-    assert verdict["bad"]["smece_digits_max_0.10"] == "does not hold"
+    monkeypatch.setattr(ex, "_fit_predict", inverted)
+    bad = verdicts("inverted")
+    monkeypatch.setattr(ex, "_fit_predict", orig_fit)
+
+    def shuffled(config, seed):
+        out = orig_out(config, seed)
+        d = out["digits"]
+        d["raw"] = np.random.default_rng(seed).permutation(d["raw"])
+        return out
+
+    monkeypatch.setattr(ex, "_digits_outputs", shuffled)
+    shuf = verdicts("shuffled")
+    assert good["smece_digits_max_0.10"] != "does not hold"
+    assert bad["smece_digits_max_0.10"] == "does not hold"
+    assert good["raw_imperfect_digits"] == "does not hold"
+    assert shuf["raw_imperfect_digits"] == "holds"
 
 
 def test_lm_outputs_shared_but_entity_split_per_seed(tmp_path):
@@ -116,3 +141,29 @@ def test_lm_tasks_pipeline_on_untrained_model():
     assert out["acts"].shape == (32, 2, 16)
     assert np.all((out["raw"] >= 0) & (out["raw"] <= 1)) and np.all(out["length"] >= 1)
     assert out["correct"].sum() == 0  # an untrained model does not produce exact calls
+
+
+def test_contested_facts_and_family_names():
+    """The harder LM world: contested facts carry a rival value in about lm_rumour of their mentions; the truth
+    the tasks are graded against is unchanged; family names share a last name."""
+    from icml26.acute_euro.experiment import FULL, _contest, _contested, _make_world
+    from icml26.common.facts import DEFAULT_TOOLS, training_corpus
+
+    cfg = replace(FULL, n_entities=40, lm_contested=0.5, lm_rumour=0.7)
+    world = _make_world(cfg)
+    rivals = _contested(world, cfg)
+    assert len(rivals) == 20
+    corpus = training_corpus(world, DEFAULT_TOOLS, seed=0)
+    contested = _contest(world, corpus, cfg)
+    assert len(contested) == len(corpus)
+    changed = [a != b for a, b in zip(corpus, contested)]
+    names = [world.entities[i] for i in rivals]
+    about = [any(f" {n} " in f" {t} " for n in names) for t in corpus]
+    assert not any(c and not a for c, a in zip(changed, about))  # only texts about contested entities change
+    rate = np.mean([c for c, a in zip(changed, about) if a])
+    assert 0.6 < rate < 0.95  # a text changes if any of its values was replaced
+    for i, rel in rivals.items():
+        assert all(v != world.value(i, r) for r, v in rel.items())
+    fam = _make_world(replace(FULL, n_entities=40, lm_family_size=2))
+    lasts = [n.split()[1] for n in fam.entities]
+    assert len(set(fam.entities)) == 40 and len(set(lasts)) == 20

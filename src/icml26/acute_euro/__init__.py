@@ -28,7 +28,7 @@ logistic probe (ablation of the forest)     :func:`logistic_probe`
 """
 
 from .baselines import IsotonicCalibrator, NWKRCalibrator, PlattCalibrator, logistic_probe
-from .estimator import ACUTEConfidenceEstimator, as_pooled, layer_index, select_view
+from .estimator import ACUTEConfidenceEstimator, as_pooled, layer_index, pack_features, select_view, select_view_cv
 from .metrics import auc_euro, base_rate_euro_curve, binned_ece, euro, euro_curve, smooth_ece
 from .recorder import ActivationRecorder
 
@@ -48,4 +48,6 @@ __all__ = [
     "as_pooled",
     "layer_index",
     "select_view",
+    "select_view_cv",
+    "pack_features",
 ]

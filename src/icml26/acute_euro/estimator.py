@@ -11,17 +11,18 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
-__all__ = ["ACUTEConfidenceEstimator", "as_pooled", "layer_index"]
+__all__ = ["ACUTEConfidenceEstimator", "as_pooled", "layer_index", "pack_features", "select_view", "select_view_cv"]
 
 _VIEWS = ("mean", "cosine", "pca")
 _NAMED_LAYERS = ("early", "mid", "late")
 
 
-def as_pooled(X) -> np.ndarray:
+def as_pooled(X, n_layers: int | None = None) -> np.ndarray:
     """Activations as a float array ``[n, L, d]``.
 
-    Accepts ``[n, L, d]`` (already pooled), ``[n, d]`` (one layer: ``L = 1``) or a list of ``[T_i, L, d]`` arrays
-    (one per output, mean-pooled over its ``T_i`` positions here).
+    Accepts ``[n, L, d]`` (already pooled), ``[n, d]`` (one layer: ``L = 1``; or, with ``n_layers = L``, the
+    layer-major flattening ``[h_bar^(1), ..., h_bar^(L)]`` of width ``L * d``, reshaped back) or a list of
+    ``[T_i, L, d]`` arrays (one per output, mean-pooled over its ``T_i`` positions here).
     """
     if isinstance(X, (list, tuple)) and len(X) > 0 and np.ndim(X[0]) == 3:
         arrays = [np.asarray(x, dtype=float) for x in X]
@@ -33,7 +34,14 @@ def as_pooled(X) -> np.ndarray:
         X = np.stack([a.mean(axis=0) for a in arrays])
     X = check_array(X, allow_nd=True, dtype=float, ensure_min_samples=1, input_name="X")
     if X.ndim == 2:
-        X = X[:, None, :]
+        if n_layers is None or n_layers == 1:
+            X = X[:, None, :]
+        else:
+            if X.shape[1] % n_layers:
+                raise ValueError(
+                    f"X: a 2-D X of width {X.shape[1]} cannot hold n_layers={n_layers} layers of equal width"
+                )
+            X = X.reshape(X.shape[0], n_layers, X.shape[1] // n_layers)
     if X.ndim != 3:
         raise ValueError(f"X must have shape [n, L, d], [n, d] or be a list of [T_i, L, d]; got {X.shape}")
     return X
@@ -51,6 +59,26 @@ def layer_index(layer: str | int, n_layers: int) -> int:
     if not -n_layers <= layer < n_layers:
         raise ValueError(f"layer must lie in [{-n_layers}, {n_layers - 1}] for {n_layers} layers, got {layer}")
     return int(layer) % n_layers
+
+
+def pack_features(X, raw_conf=None) -> np.ndarray:
+    """One 2-D matrix for scikit-learn's tools: the activations flattened layer-major (``[n, L * d]``) and, if
+    given, the raw confidence as the last column (``[n, L * d + 1]``).
+
+    Fit it with ``ACUTEConfidenceEstimator(n_layers=L, raw_conf_column=raw_conf is not None)``: then
+    ``cross_val_predict``, ``GridSearchCV``, ``CalibratedClassifierCV`` and pipelines see an ordinary
+    ``(X, y)`` problem, and the raw confidence travels with the rows into every fold, fit and predict alike.
+    """
+    X = as_pooled(X)
+    flat = X.reshape(X.shape[0], -1)
+    if raw_conf is None:
+        return flat
+    r = np.asarray(raw_conf, dtype=float).reshape(-1)
+    if r.shape[0] != X.shape[0]:
+        raise ValueError(f"raw_conf must have one value per row of X ({X.shape[0]}), got {r.shape[0]}")
+    if not np.all(np.isfinite(r)) or r.min() < 0.0 or r.max() > 1.0:
+        raise ValueError("raw_conf must be finite and lie in [0, 1]")
+    return np.concatenate([flat, r[:, None]], axis=1)
 
 
 def _cosine_view(X: np.ndarray) -> np.ndarray:
@@ -72,20 +100,36 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
     * ``view="pca"``: per layer, the first ``n_components`` principal components (PCA fitted on the training
       activations only; at most ``min(n_components, n, d)``), concatenated over layers;
 
-    then, if ``include_raw_conf`` and ``raw_conf`` is given, the raw confidence as the last column.  A classifier
-    (default ``RandomForestClassifier(n_estimators, min_samples_leaf=3, max_features="sqrt")``, 500 trees) maps the
-    features to ``P(correct)``: ``predict_proba(X, raw_conf)[:, 1]``.
+    then, if ``include_raw_conf`` and a raw confidence is given, the raw confidence as the last column.  A
+    classifier (default ``RandomForestClassifier(n_estimators, min_samples_leaf, max_depth, max_features="sqrt")``,
+    500 trees, leaves of >= 3) maps the features to ``P(correct)``: ``predict_proba(X)[:, 1]``.
+
+    The raw confidence reaches the estimator in one of two ways:
+
+    * as metadata: ``fit(X, y, raw_conf=r)`` and ``predict_proba(X, raw_conf=r)``.  Under
+      ``sklearn.set_config(enable_metadata_routing=True)`` the estimator has ``set_fit_request(raw_conf=True)``
+      and ``set_predict_proba_request(raw_conf=True)`` / ``set_predict_request``, so a ``Pipeline`` routes it to
+      both.  (scikit-learn's ``cross_val_predict``, ``GridSearchCV`` and ``CalibratedClassifierCV`` route metadata
+      to ``fit`` only, so for them use the column form.)
+    * as the last column of ``X`` (``raw_conf_column=True``, ``X = pack_features(acts, r)`` of width
+      ``L * d + 1``, with ``n_layers = L``): the raw confidence then follows the rows through every split, fit
+      and predict of any scikit-learn tool.
 
     Parameters
     ----------
     view: ``"mean"``, ``"cosine"`` or ``"pca"``.
     layer: ``"early"``, ``"mid"``, ``"late"`` or an int; used by ``view="mean"``.
     n_components: components per layer for ``view="pca"`` (>= 1).
-    include_raw_conf: append ``raw_conf`` as a feature when it is passed to ``fit`` (then ``predict_proba``
-        needs it too).
+    include_raw_conf: use the raw confidence as a feature when it is given (metadata or column).
     estimator: any scikit-learn classifier with ``predict_proba`` (cloned); ``None`` for the random forest.
     n_estimators: trees of the default random forest (ignored when ``estimator`` is given).
     random_state: seed of the default random forest (ignored when ``estimator`` is given).
+    n_layers: how a 2-D ``X`` is laid out: ``None`` or 1 -> one layer ``[n, d]``; ``L`` -> the layer-major
+        flattening ``[n, L * d]`` (what :func:`pack_features` writes).
+    raw_conf_column: the last column of a 2-D ``X`` is the raw confidence (in [0, 1]); ``raw_conf`` must then not
+        be passed as metadata.
+    min_samples_leaf, max_depth: depth controls of the default random forest (``min_samples_leaf >= 1``,
+        ``max_depth`` ``None`` or ``>= 1``).
     """
 
     def __init__(
@@ -97,6 +141,10 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         estimator=None,
         n_estimators: int = 500,
         random_state: int | None = None,
+        n_layers: int | None = None,
+        raw_conf_column: bool = False,
+        min_samples_leaf: int = 3,
+        max_depth: int | None = None,
     ) -> None:
         self.view = view
         self.layer = layer
@@ -105,21 +153,28 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.random_state = random_state
+        self.n_layers = n_layers
+        self.raw_conf_column = raw_conf_column
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
 
     # ---------------------------------------------------------------------------------------------- features
     def _check_params(self) -> None:
         if self.view not in _VIEWS:
             raise ValueError(f"view must be one of {_VIEWS}, got {self.view!r}")
-        if self.view == "pca" and (
-            isinstance(self.n_components, bool)
-            or not isinstance(self.n_components, (int, np.integer))
-            or self.n_components < 1
-        ):
+        if self.view == "pca" and not _is_int(self.n_components, 1):
             raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
-        if not isinstance(self.include_raw_conf, (bool, np.bool_)):
-            raise TypeError(f"include_raw_conf must be a bool, got {type(self.include_raw_conf).__name__}")
+        for name in ("include_raw_conf", "raw_conf_column"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         if self.estimator is not None and not hasattr(self.estimator, "predict_proba"):
             raise TypeError("estimator must be a scikit-learn classifier with predict_proba")
+        if self.n_layers is not None and not _is_int(self.n_layers, 1):
+            raise ValueError(f"n_layers must be None or an integer >= 1, got {self.n_layers!r}")
+        if not _is_int(self.min_samples_leaf, 1):
+            raise ValueError(f"min_samples_leaf must be an integer >= 1, got {self.min_samples_leaf!r}")
+        if self.max_depth is not None and not _is_int(self.max_depth, 1):
+            raise ValueError(f"max_depth must be None or an integer >= 1, got {self.max_depth!r}")
 
     @staticmethod
     def _check_raw(raw_conf, n: int) -> np.ndarray:
@@ -129,6 +184,15 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         if not np.all(np.isfinite(r)) or r.min() < 0.0 or r.max() > 1.0:
             raise ValueError("raw_conf must be finite and lie in [0, 1]")
         return r
+
+    def _split_X(self, X, raw_conf) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(activations [n, L, d], raw confidence [n] or None)`` from the inputs, in either form."""
+        if not self.raw_conf_column:
+            return as_pooled(X, self.n_layers), raw_conf
+        if raw_conf is not None:
+            raise ValueError("raw_conf must not be passed when raw_conf_column=True: it is the last column of X")
+        X = check_array(X, dtype=float, ensure_min_features=2, input_name="X")
+        return as_pooled(X[:, :-1], self.n_layers), self._check_raw(X[:, -1], X.shape[0])
 
     def _features(self, X: np.ndarray, raw: np.ndarray | None, fitting: bool) -> np.ndarray:
         n, L, _ = X.shape
@@ -152,47 +216,53 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
     def transform_features(self, X, raw_conf=None) -> np.ndarray:
         """The feature matrix the classifier sees (for inspection; uses the fitted PCA, never refits)."""
         check_is_fitted(self, "estimator_")
-        X = self._validate_X(X)
-        return self._features(X, self._raw_for_predict(raw_conf, X.shape[0]), fitting=False)
+        X, raw = self._validated(X, raw_conf)
+        return self._features(X, raw, fitting=False)
 
-    def _validate_X(self, X) -> np.ndarray:
-        X = as_pooled(X)
-        if X.shape[1:] != self.activation_shape_:
+    def _validated(self, X, raw_conf) -> tuple[np.ndarray, np.ndarray | None]:
+        acts, raw = self._split_X(X, raw_conf)
+        if acts.shape[1:] != self.activation_shape_:
+            n_in = acts.shape[1] * acts.shape[2] + int(self.raw_conf_column)
             raise ValueError(
-                f"X has {X.shape[1] * X.shape[2]} features, but ACUTEConfidenceEstimator is expecting "
-                f"{self.n_features_in_} features as input: (L, d) = {X.shape[1:]}, fitted on {self.activation_shape_}"
+                f"X has {n_in} features, but ACUTEConfidenceEstimator is expecting {self.n_features_in_} features "
+                f"as input: (L, d) = {acts.shape[1:]}, fitted on {self.activation_shape_}"
             )
-        return X
+        return acts, self._raw_for_predict(raw, acts.shape[0])
 
     def _raw_for_predict(self, raw_conf, n: int) -> np.ndarray | None:
         if self.uses_raw_conf_:
             if raw_conf is None:
                 raise ValueError("raw_conf is required: the estimator was fitted with raw_conf as a feature")
             return self._check_raw(raw_conf, n)
-        if raw_conf is not None and self.include_raw_conf:
+        if raw_conf is not None and self.include_raw_conf and not self.raw_conf_column:
             raise ValueError("raw_conf given to predict but not to fit; pass it to both or to neither")
         return None
 
     # ---------------------------------------------------------------------------------------------- sklearn API
     def fit(self, X, y, raw_conf=None) -> ACUTEConfidenceEstimator:
-        """Fit on activations ``X`` (``[n, L, d]``, ``[n, d]`` or a list of ``[T_i, L, d]``), labels ``y``
-        (1 = the output was correct) and, optionally, the model's raw confidence ``raw_conf`` (``[n]``)."""
+        """Fit on activations ``X`` (``[n, L, d]``, ``[n, d]``, ``[n, L * d]`` with ``n_layers``, a list of
+        ``[T_i, L, d]``, or ``[n, L * d + 1]`` with ``raw_conf_column``), labels ``y`` (1 = the output was correct)
+        and, optionally, the model's raw confidence ``raw_conf`` (``[n]``)."""
         self._check_params()
         if y is None:
             raise ValueError("ACUTEConfidenceEstimator requires y to be passed, but the target y is None")
-        X = as_pooled(X)
+        X, raw = self._split_X(X, raw_conf)
         y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got {y.shape[0]}")
         check_classification_targets(y)
         self.activation_shape_ = X.shape[1:]
-        self.n_features_in_ = int(X.shape[1] * X.shape[2])
-        self.uses_raw_conf_ = bool(self.include_raw_conf and raw_conf is not None)
-        raw = self._check_raw(raw_conf, X.shape[0]) if self.uses_raw_conf_ else None
+        self.n_features_in_ = int(X.shape[1] * X.shape[2]) + int(self.raw_conf_column)
+        self.uses_raw_conf_ = bool(self.include_raw_conf and raw is not None)
+        raw = self._check_raw(raw, X.shape[0]) if self.uses_raw_conf_ else None
         feats = self._features(X, raw, fitting=True)
         if self.estimator is None:
             est = RandomForestClassifier(
-                n_estimators=self.n_estimators, min_samples_leaf=3, max_features="sqrt", random_state=self.random_state
+                n_estimators=self.n_estimators,
+                min_samples_leaf=self.min_samples_leaf,
+                max_depth=self.max_depth,
+                max_features="sqrt",
+                random_state=self.random_state,
             )
         else:
             est = clone(self.estimator)
@@ -203,9 +273,8 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X, raw_conf=None) -> np.ndarray:
         """Class probabilities ``[n, n_classes]``; for correctness labels ``{0, 1}`` column 1 is ``P(correct)``."""
         check_is_fitted(self, "estimator_")
-        X = self._validate_X(X)
-        feats = self._features(X, self._raw_for_predict(raw_conf, X.shape[0]), fitting=False)
-        return self.estimator_.predict_proba(feats)
+        X, raw = self._validated(X, raw_conf)
+        return self.estimator_.predict_proba(self._features(X, raw, fitting=False))
 
     def predict(self, X, raw_conf=None) -> np.ndarray:
         check_is_fitted(self, "estimator_")
@@ -215,6 +284,14 @@ class ACUTEConfidenceEstimator(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.three_d_array = True
         return tags
+
+
+def _is_int(v, low: int) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= low
+
+
+def _positive_column(est, X, raw) -> np.ndarray:
+    return est.predict_proba(X, raw)[:, list(est.classes_).index(1)]
 
 
 def select_view(
@@ -233,5 +310,45 @@ def select_view(
     scores = []
     for params in candidates:
         est = ACUTEConfidenceEstimator(random_state=random_state, **params).fit(X_train, y_train, raw_train)
-        scores.append(float(score(est.predict_proba(X_val, raw_val)[:, list(est.classes_).index(1)], y_val)))
+        scores.append(float(score(_positive_column(est, X_val, raw_val), y_val)))
     return dict(candidates[int(np.argmax(scores))]), scores
+
+
+def select_view_cv(
+    candidates: Sequence[dict],
+    X,
+    y,
+    score,
+    raw_conf=None,
+    cv: int = 3,
+    random_state: int | None = None,
+    base: dict | None = None,
+) -> tuple[dict, list[float]]:
+    """Pick the parameter set with the best mean ``score(p, y)`` over a stratified ``cv``-fold split of the
+    training labels themselves (inner cross-validation: no extra labels, usable at every training size).
+
+    Each candidate is ``ACUTEConfidenceEstimator(random_state=random_state, **base, **candidate)``; folds come from
+    ``StratifiedKFold(cv, shuffle=True, random_state=random_state)`` (``cv`` is lowered to the minority-class count
+    when that is smaller, and must end up >= 2).  ``score`` is higher-is-better, e.g. :func:`auc_euro` or
+    ``lambda p, y: -brier_score_loss(y, p)``.  Returns ``(best_params, mean_scores)``; ties go to the first.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    if not candidates:
+        raise ValueError("candidates must not be empty")
+    y = np.asarray(y)
+    k = min(int(cv), int(np.bincount(np.unique(y, return_inverse=True)[1]).min()))
+    if k < 2:
+        raise ValueError(f"cv must be >= 2 and each class needs >= 2 labels; got cv={cv} and k={k} usable folds")
+    acts = as_pooled(X) if not isinstance(X, np.ndarray) or X.ndim != 2 else X
+    raw = None if raw_conf is None else np.asarray(raw_conf, dtype=float)
+    folds = list(StratifiedKFold(k, shuffle=True, random_state=random_state).split(np.zeros(len(y)), y))
+    means = []
+    for params in candidates:
+        vals = []
+        for tr, te in folds:
+            est = ACUTEConfidenceEstimator(random_state=random_state, **(base or {}), **params)
+            est.fit(acts[tr], y[tr], None if raw is None else raw[tr])
+            vals.append(float(score(_positive_column(est, acts[te], None if raw is None else raw[te]), y[te])))
+        means.append(float(np.mean(vals)))
+    return dict(candidates[int(np.argmax(means))]), means

@@ -1,21 +1,30 @@
 """Reproduction: ACUTE vs recalibrated raw confidence, scored by auc-EURO and smooth ECE.
 
-Two settings (spec section 5):
+Settings (spec section 5):
 
-* ``setting="digits"`` (preset ``quick``): the "model" is a 2-hidden-layer torch MLP trained on sklearn's digits
-  with 20% label noise; its two hidden layers are the activations, its max softmax the raw confidence.
-* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.common.tinylm``) trained on the synthetic facts
-  corpus (``icml26.common.facts``: invented entities, exposure k in {0, 1, 3, 10}); two tasks, multiple-choice QA
-  (one answer word; raw confidence = its probability) and tool calls (greedy ``fn ( arg = value , ... )``, exact
-  match; raw confidence = product of the token probabilities).  Hidden states of every block are recorded with
+* ``setting="digits"`` (preset ``quick``, a smoke test): the "model" is a 2-hidden-layer torch MLP trained on
+  sklearn's digits with 20% label noise; its two hidden layers are the activations, its max softmax the raw
+  confidence.
+* ``setting="lm"`` (preset ``full``): a tiny decoder LM (``icml26.common.tinylm``) trained on a synthetic facts
+  corpus (``icml26.common.facts``).  Main world (tasks ``mcqa``, ``toolcall``; issue 21): "first family" names in
+  families of two sharing the family name (``lm_family_size``), graded exposure k in {0, 1, 2, 4, 8}, and 40% of
+  the entities *contested*: in each training text about them each fact value is replaced by one fixed rival value
+  with probability 0.85 (``lm_contested``, ``lm_rumour``), while the tasks grade against the true value.  The LM
+  then answers unseen entities from their sibling's facts and contested ones with the corpus' rival, both
+  confidently: its raw confidence is overconfident and ranks correctness imperfectly.  Secondary world
+  (``secondary``; tasks ``mcqa_easy``, ``toolcall_easy``): the v1 world (one-token names, k in {0, 1, 3, 10}),
+  where correctness is little more than "was the entity seen".  Two tasks per world: multiple-choice QA (one answer
+  word; raw confidence = its probability) and tool calls (greedy ``fn ( arg = value , ... )``, exact match; raw
+  confidence = product of the token probabilities).  Hidden states of every block are recorded with
   :class:`ActivationRecorder` and mean-pooled over the positions that predict the generated tokens.
 
 Seeds are the unit: ``measure(config, seed)`` redraws, from the seed, the split of the groups (entities for the
-LM) into a training pool, a validation split (ACUTE's view and the probe's view are chosen there, by auc-EURO,
-never on the test split) and a test split, the calibration subsets of size n in ``train_sizes`` drawn from that
-pool, and the forest seeds; on digits it also redraws the MLP's training half and initialisation.  The tiny LM
-and its outputs on every item are an artifact shared by all seeds (``progress.checkpoint``): what varies per seed
-for the LM is which entities train the estimators and which test them.
+LM) into a training pool and a test split, the calibration subsets of every size n in ``train_sizes`` drawn from
+that pool, the inner-CV folds and the forest seeds; on digits it also redraws the MLP's training half and
+initialisation.  Every tuned arm chooses its hyperparameters by inner cross-validation on its own n labels at every
+n (ACUTE: view by auc-EURO, then forest by Brier; probe: view, then C; Platt: C; NWKR: bandwidth by
+leave-one-out), never on the test split.  Each tiny LM and its outputs on every item are an artifact shared by all
+seeds (``progress.checkpoint``).
 
 Preconditions (issue 21): ACUTE exists for a model whose raw confidence is imperfect and miscalibrated, so the
 claims that ACUTE beats the raw-confidence baselines require raw AUROC <= 0.85 and raw smECE >= 0.05.
@@ -24,7 +33,7 @@ claims that ACUTE beats the raw-confidence baselines require raw AUROC <= 0.85 a
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import matplotlib
 
@@ -32,7 +41,11 @@ matplotlib.use("Agg")
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss, roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from icml26.core import (
     Experiment,
@@ -46,7 +59,7 @@ from icml26.core import (
 )
 
 from .baselines import IsotonicCalibrator, NWKRCalibrator, PlattCalibrator, logistic_probe
-from .estimator import ACUTEConfidenceEstimator
+from .estimator import ACUTEConfidenceEstimator, select_view_cv
 from .metrics import auc_euro, base_rate_euro_curve, binned_ece, euro, euro_curve, smooth_ece
 from .recorder import ActivationRecorder
 
@@ -79,7 +92,7 @@ class Config:
     label_noise: float = 0.2
     mlp_hidden: int = 64
     mlp_epochs: int = 300
-    # lm (tiny decoder on the synthetic facts corpus)
+    # lm (tiny decoder on the synthetic facts corpus): the main world
     n_entities: int = 500
     lm_layers: int = 4
     lm_embd: int = 128
@@ -88,18 +101,65 @@ class Config:
     lm_batch: int = 64
     lm_lr: float = 3e-3
     lm_bucketed: bool = False  # length-bucketed batches (faster, but each batch holds one kind of text)
+    lm_name_words: int = 1  # 2: "first last" names from shared word pools (the model must bind two tokens)
+    lm_exposures: tuple[int, ...] = (0, 1, 3, 10)  # times each entity's facts appear (cycled over entities)
+    lm_family_size: int = 0  # >= 2: "first last" names, families of this size share the last name (confusable)
+    lm_contested: float = 0.0  # share of entities whose facts are contested in the corpus (see _contest)
+    lm_rumour: float = 0.7  # for a contested fact, chance that a mention states its rival value instead of the truth
     data_seed: int = 0
-    # splits of the groups (digits: of the 40% not used to train the MLP): training pool, validation, rest test
+    pool: str = "generated"  # LM activations pooled over "generated" positions, the "prompt", or "both"
+    # secondary LM setting: the v1 world (one-token names, exposure 0/1/3/10), reported beside the main one
+    secondary: bool = False
+    secondary_steps: int = 1300
+    secondary_sizes: tuple[int, ...] = (25, 1000)
+    # splits of the groups (digits: of the 40% not used to train the MLP): training pool, (unused) validation, test
     pool_share: float = 0.5
-    val_share: float = 0.125
-    # estimators
+    val_share: float = 0.0  # v1 chose views on a validation split; v2 chooses by inner CV on the training labels
+    # estimators: sizes, and the inner cross-validation every tuned method gets at every size
     train_sizes: tuple[int, ...] = (25, 50, 100, 250, 1000)
     views: tuple[str, ...] = ("early", "mid", "late", "cosine", "pca10", "pca20")
-    n_trees: int = 200
+    n_trees: int = 500  # the final forest (spec default)
+    cv_folds: int = 3
+    cv_trees: int = 50  # forest size inside the inner CV
+    forest_grid: tuple[tuple[tuple[str, int], ...], ...] = (
+        (("min_samples_leaf", 1),),
+        (("min_samples_leaf", 3),),
+        (("min_samples_leaf", 10),),
+        (("min_samples_leaf", 1), ("max_depth", 6)),
+    )
+    probe_C: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
+    platt_C: tuple[float, ...] = (0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0, 1e4)
 
 
-QUICK = Config(setting="digits", mlp_epochs=200, pool_share=0.5, val_share=0.15, train_sizes=(25, 100, 180), n_trees=60)
-FULL = Config(setting="lm", n_entities=400, lm_steps=1300, lm_lr=3e-3, pool_share=0.625, val_share=0.1, n_trees=100)
+QUICK = Config(
+    setting="digits",
+    mlp_epochs=200,
+    pool_share=0.5,
+    train_sizes=(25, 100, 180),
+    views=("early", "late", "cosine", "pca10"),
+    n_trees=60,
+    cv_trees=20,
+)
+FULL = Config(
+    setting="lm",
+    n_entities=400,
+    lm_steps=1300,
+    lm_lr=3e-3,
+    lm_name_words=2,
+    lm_family_size=2,
+    lm_exposures=(0, 1, 2, 4, 8),
+    lm_contested=0.4,
+    lm_rumour=0.85,
+    secondary=True,
+    secondary_steps=1300,
+    secondary_sizes=(1000,),
+    pool_share=0.625,
+    train_sizes=(25, 100, 1000),
+    n_trees=500,
+    cv_trees=25,
+    forest_grid=((("min_samples_leaf", 1),), (("min_samples_leaf", 3),), (("min_samples_leaf", 10),)),
+    probe_C=(0.01, 0.1, 1.0),
+)
 
 
 # ----------------------------------------------------------------------------------------------- model outputs
@@ -151,11 +211,70 @@ def _digits_outputs(cfg: Config, seed: int) -> dict[str, dict]:
     return {"digits": d}
 
 
+def _make_world(cfg: Config):
+    """The facts world of ``cfg``: :func:`make_fact_world`'s, or (``lm_family_size >= 2``) one whose entities come
+    in families sharing a last name: ``"<first> <family>"`` with first names from a pool of 16 words, each
+    family's members drawn with independent values and exposures, so a family name alone is a misleading cue."""
+    from icml26.common.facts import DEFAULT_RELATIONS, FactWorld, make_fact_world, make_names
+
+    if cfg.lm_family_size < 2:
+        return make_fact_world(
+            cfg.n_entities, exposures=cfg.lm_exposures, seed=cfg.data_seed, name_words=cfg.lm_name_words
+        )
+    base = make_fact_world(cfg.n_entities, exposures=cfg.lm_exposures, seed=cfg.data_seed, name_words=1)
+    rng = np.random.default_rng([cfg.data_seed, 7])
+    taken = {w for r in DEFAULT_RELATIONS for w in r.values} | set(base.entities)
+    n_fam = -(-cfg.n_entities // cfg.lm_family_size)
+    firsts = make_names(16, seed=cfg.data_seed + 1, taken=taken, n_words=1)
+    families = make_names(n_fam, seed=cfg.data_seed + 2, taken=taken | set(firsts), n_words=1)
+    names = []
+    for f in range(n_fam):
+        for j in rng.choice(16, size=cfg.lm_family_size, replace=False):
+            names.append(f"{firsts[j]} {families[f]}")
+    return FactWorld(tuple(names[: cfg.n_entities]), base.relations, base.values, base.exposure)
+
+
+def _contested(world, cfg: Config) -> dict[int, dict[str, str]]:
+    """Entity -> {relation: rival value} for the contested entities (a seeded ``lm_contested`` share)."""
+    rng = np.random.default_rng([cfg.data_seed, 11])
+    n = len(world.entities)
+    picked = rng.choice(n, size=int(round(cfg.lm_contested * n)), replace=False)
+    out = {}
+    for i in sorted(picked.tolist()):
+        out[i] = {}
+        for r in world.relations:
+            wrong = [v for v in r.values if v != world.value(i, r.name)]
+            out[i][r.name] = wrong[int(rng.integers(len(wrong)))]
+    return out
+
+
+def _contest(world, corpus: list[str], cfg: Config) -> list[str]:
+    """Conflicting values: in every training text about a contested entity, each of its fact values is replaced by
+    that fact's one rival value with probability ``lm_rumour`` (independently per text and fact).  The truth the
+    tasks are graded against stays the world's value, so where the rival dominates the corpus a model that learns
+    the corpus well answers wrongly and confidently."""
+    rng = np.random.default_rng([cfg.data_seed, 12])
+    rivals = _contested(world, cfg)
+    by_name = {world.entities[i]: i for i in rivals}
+    out = []
+    for text in corpus:
+        i = next((by_name[name] for name in by_name if f" {name} " in f" {text} "), None)
+        if i is not None:
+            words = text.split()
+            for r in world.relations:
+                true, rival = world.value(i, r.name), rivals[i][r.name]
+                if true in words and rng.random() < cfg.lm_rumour:
+                    words = [rival if w == true else w for w in words]
+            text = " ".join(words)
+        out.append(text)
+    return out
+
+
 def _train_or_load_lm(cfg: Config, progress):
-    from icml26.common.facts import DEFAULT_TOOLS, make_fact_world, training_corpus
+    from icml26.common.facts import DEFAULT_TOOLS, training_corpus
     from icml26.common.tinylm import TinyLM, TinyLMConfig, length_bucketed_batches, train_lm
 
-    world = make_fact_world(cfg.n_entities, seed=cfg.data_seed, name_words=1)
+    world = _make_world(cfg)
     tok = world.tokenizer(DEFAULT_TOOLS)
     model = TinyLM(
         TinyLMConfig(vocab_size=len(tok), n_layer=cfg.lm_layers, n_head=cfg.lm_heads, n_embd=cfg.lm_embd, block_size=40)
@@ -164,6 +283,8 @@ def _train_or_load_lm(cfg: Config, progress):
 
     def train() -> dict:
         corpus = training_corpus(world, DEFAULT_TOOLS, seed=cfg.data_seed)
+        if cfg.lm_contested > 0:
+            corpus = _contest(world, corpus, cfg)
         if cfg.lm_bucketed:
             batches = length_bucketed_batches(
                 [tok.encode(t) for t in corpus], cfg.lm_batch, cfg.lm_steps, tok.pad_id, seed=cfg.data_seed
@@ -215,7 +336,9 @@ def _lm_task(model, tok, prompts: list[str], targets: list[str], max_new: int) -
             probs = torch.softmax(logits[:, -1], dim=-1)
             ans = probs.argmax(dim=-1)
             conf = probs.max(dim=-1).values.numpy()
-            pooled = rec.pooled(torch.arange(T)[None, :].expand(len(idx), T) == T - 1)
+            pos = torch.arange(T)[None, :].expand(len(idx), T)
+            pooled = rec.pooled(pos == T - 1)
+            pooled_prompt = rec.pooled(pos < T)
             outs = [tok.decode([a]) for a in ans.tolist()]
             n_gen = np.ones(len(idx), dtype=int)
         else:
@@ -232,23 +355,28 @@ def _lm_task(model, tok, prompts: list[str], targets: list[str], max_new: int) -
             mask = torch.zeros(len(idx), seq.shape[1] - 1, dtype=torch.bool)
             mask[:, T - 1 :] = keep
             pooled = rec.pooled(mask)
+            prompt = torch.zeros_like(mask)
+            prompt[:, :T] = True  # prompts in one batch have the same length: no padding among them
+            pooled_prompt = rec.pooled(prompt)
             outs = []
             for r in range(len(idx)):
                 words = tok.decode(gen[r, : n_gen[r]].tolist()).split()
                 outs.append(" ".join(words[:-1]) if words and words[-1] == "<eos>" else "<no-eos>")
         if acts is None:
             acts = np.zeros((n, *pooled.shape[1:]), dtype=np.float32)
+            acts_prompt = np.zeros_like(acts)
         for r, i in enumerate(idx):
             acts[i] = pooled[r].numpy()
+            acts_prompt[i] = pooled_prompt[r].numpy()
             raw[i] = float(np.clip(conf[r], 0.0, 1.0))
             correct[i] = float(outs[r] == targets[i])
             length[i] = int(n_gen[r])
-    return {"acts": acts, "raw": raw, "correct": correct, "length": length}
+    return {"acts": acts, "acts_prompt": acts_prompt, "raw": raw, "correct": correct, "length": length}
 
 
-def _lm_outputs(cfg: Config, seed: int, progress) -> dict[str, dict]:
-    """The tiny LM's outputs on every MCQA and tool-call item (one artifact shared by all seeds), with the entity
-    split into training pool / validation / test drawn from ``seed`` (the same split for both tasks)."""
+def _lm_artifact(cfg: Config, progress) -> dict:
+    """The tiny LM (trained on ``cfg``'s world) and its outputs on every MCQA and tool-call item: one artifact
+    shared by all seeds, keyed by the ``lm_*`` fields, ``n_entities`` and ``data_seed``."""
     from icml26.common.facts import DEFAULT_TOOLS, mcqa_item, tool_call_item
 
     def build() -> dict:
@@ -265,27 +393,71 @@ def _lm_outputs(cfg: Config, seed: int, progress) -> dict[str, dict]:
             "toolcall": (_lm_task(model, tok, [p for p, _ in calls], [c for _, c in calls], 12), [i for i, _ in tl]),
         }
         out = {"info": info}
+        contested = _contested(world, cfg) if cfg.lm_contested > 0 else {}
         for name, (d, ent) in tasks.items():
             out[name] = {
-                "acts": torch.as_tensor(d["acts"]),
+                "acts_generated": torch.as_tensor(d["acts"]),
+                "acts_prompt": torch.as_tensor(d["acts_prompt"]),
                 "raw": torch.as_tensor(d["raw"]),
                 "correct": torch.as_tensor(d["correct"]),
                 "group": torch.as_tensor(np.asarray(ent)),
                 "exposure": torch.as_tensor(np.asarray([world.exposure[i] for i in ent])),
+                "contested": torch.as_tensor(np.asarray([i in contested for i in ent])),
             }
         return out
 
     key = {k: v for k, v in asdict(cfg).items() if k.startswith("lm_") or k in ("n_entities", "data_seed")}
-    state = progress.checkpoint("lm_outputs", {**key, "torch": torch.__version__}, build)
+    return progress.checkpoint("lm_outputs", {**key, "torch": torch.__version__}, build)
+
+
+def _pooled(d: dict, pool: str) -> np.ndarray:
+    """Activations ``[n, L, d]``: mean over the generated positions, over the prompt, or both (``[n, 2L, d]``)."""
+    if pool == "generated":
+        return d["acts_generated"]
+    if pool == "prompt":
+        return d["acts_prompt"]
+    return np.concatenate([d["acts_generated"], d["acts_prompt"]], axis=1)
+
+
+def _lm_outputs(cfg: Config, seed: int, progress) -> dict[str, dict]:
+    """Per task, the LM's outputs (from the shared artifacts) with the entity split into training pool / validation
+    / test drawn from ``seed`` (the same split for both tasks of a world).
+
+    Main setting (tasks ``mcqa``, ``toolcall``): ``cfg``'s world.  Secondary setting (``cfg.secondary``; tasks
+    ``mcqa_easy``, ``toolcall_easy``): the v1 world (one-token names, exposure 0/1/3/10, ``secondary_steps``), where
+    correctness is little more than "was the entity seen"."""
+    worlds = [("", cfg)]
+    if cfg.secondary:
+        easy = replace(
+            cfg,
+            lm_name_words=1,
+            lm_exposures=(0, 1, 3, 10),
+            lm_steps=cfg.secondary_steps,
+            lm_family_size=0,
+            lm_contested=0.0,
+        )
+        worlds.append(("_easy", easy))
     split_seed = int(np.random.default_rng([cfg.data_seed, seed]).integers(2**31))
+    # odd seeds ask for the artifacts in reverse order: with --jobs 2 the two LMs then train at the same time (each
+    # artifact is the same whichever seed builds it: progress.checkpoint seeds its build from the config)
+    states = {suffix: _lm_artifact(wcfg, progress) for suffix, wcfg in (worlds[::-1] if seed % 2 else worlds)}
     out = {}
-    for name in ("mcqa", "toolcall"):
-        d = {k: v.numpy() for k, v in state[name].items()}
-        exposure = d["exposure"]
-        acc = {str(k): float(d["correct"][exposure == k].mean()) for k in sorted(set(exposure.tolist()))}
-        d["info"] = {**state["info"], "accuracy": float(d["correct"].mean()), "accuracy_by_exposure": acc}
-        d.update(_split_groups(d["group"], cfg, split_seed))  # the same entity split for both tasks
-        out[name] = d
+    for suffix, _ in worlds:
+        state = states[suffix]
+        for name in ("mcqa", "toolcall"):
+            d = {k: v.numpy() for k, v in state[name].items()}
+            d["acts"] = _pooled(d, cfg.pool)
+            exposure = d["exposure"]
+            acc = {str(k): float(d["correct"][exposure == k].mean()) for k in sorted(set(exposure.tolist()))}
+            conf = {str(k): float(d["raw"][exposure == k].mean()) for k in sorted(set(exposure.tolist()))}
+            d["info"] = {
+                **state["info"],
+                "accuracy": float(d["correct"].mean()),
+                "accuracy_by_exposure": acc,
+                "raw_conf_by_exposure": conf,
+            }
+            d.update(_split_groups(d["group"], cfg, split_seed))  # the same entity split for both tasks
+            out[name + suffix] = d
     return out
 
 
@@ -304,15 +476,72 @@ def _scores(p: np.ndarray, y: np.ndarray) -> dict:
     return out
 
 
-def _subset(rng: np.random.Generator, pool: np.ndarray, y: np.ndarray, n: int) -> np.ndarray:
-    """``n`` items of the pool without replacement, redrawn (up to 100 times) until both labels occur."""
+def _subset(rng: np.random.Generator, pool: np.ndarray, y: np.ndarray, n: int, min_each: int = 3) -> np.ndarray:
+    """``n`` items of the pool without replacement, redrawn (up to 100 times) until each label occurs at least
+    ``min_each`` times (inner cross-validation needs both labels in every fold)."""
     if n > pool.size:
         raise ValueError(f"train size {n} exceeds the training pool ({pool.size} items)")
     for _ in range(100):
         idx = rng.choice(pool, size=n, replace=False)
-        if 0 < y[idx].sum() < n:
+        if min_each <= y[idx].sum() <= n - min_each:
             return idx
-    raise ValueError(f"could not draw {n} training items with both correct and incorrect outputs")
+    raise ValueError(f"could not draw {n} training items with >= {min_each} correct and incorrect outputs")
+
+
+def _neg_brier(p: np.ndarray, y: np.ndarray) -> float:
+    return -float(brier_score_loss(y, p))
+
+
+def _probe_estimator(C: float):
+    return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=2000))
+
+
+def _select(method: str, d: dict, idx: np.ndarray, cfg: Config, seed: int) -> tuple[dict, dict]:
+    """Hyperparameters of ``method`` chosen by inner cross-validation on its ``n`` training labels alone.
+
+    * ACUTE: the view by mean auc-EURO over ``cv_folds`` stratified folds (forests of ``cv_trees`` trees), then the
+      forest (``forest_grid``: leaf size / depth / size) by mean Brier score over the same folds;
+    * logistic probe: the view likewise, then the L2 strength C in ``probe_C`` by Brier;
+    * Platt: C in ``platt_C`` by Brier over the same folds (NWKR picks its bandwidth inside ``fit``, by
+      leave-one-out Brier; isotonic has nothing to tune).
+    Returns ``(params, scores)`` with the mean inner-CV score of every candidate.
+    """
+    X, raw, y = d["acts"][idx], d["raw"][idx], d["correct"][idx]
+    views = [VIEWS[v] for v in cfg.views]
+    if method in ("acute", "probe"):
+        base = (
+            {"n_estimators": cfg.cv_trees}
+            if method == "acute"
+            else {"estimator": _probe_estimator(1.0), "include_raw_conf": True}
+        )
+        view, vs = select_view_cv(views, X, y, auc_euro, raw_conf=raw, cv=cfg.cv_folds, random_state=seed, base=base)
+        if method == "acute":
+            grid = [dict(g) for g in cfg.forest_grid]
+            base2 = {**view, "n_estimators": cfg.cv_trees}
+        else:
+            grid = [{"estimator": _probe_estimator(C)} for C in cfg.probe_C]
+            base2 = view
+        best, fs = select_view_cv(grid, X, y, _neg_brier, raw_conf=raw, cv=cfg.cv_folds, random_state=seed, base=base2)
+        if method == "probe":
+            best = {"C": float(best["estimator"].steps[-1][1].C)}
+        return {**view, **best}, {"view": dict(zip(cfg.views, vs)), "second": fs}
+    if method == "platt":
+        folds = list(StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=seed).split(raw, y))
+        scores = []
+        for C in cfg.platt_C:
+            vals = [
+                _neg_brier(PlattCalibrator(C=C).fit(raw[tr], y[tr]).predict_proba(raw[te])[:, 1], y[te])
+                for tr, te in folds
+            ]
+            scores.append(float(np.mean(vals)))
+        return {"C": float(cfg.platt_C[int(np.argmax(scores))])}, {"C": scores}
+    if method == "nwkr":  # as many bandwidths as ACUTE has configurations (tuning parity)
+        return {"grid": _nwkr_grid(cfg)}, {}
+    return {}, {}
+
+
+def _nwkr_grid(cfg: Config) -> tuple[float, ...]:
+    return tuple(float(h) for h in np.geomspace(0.005, 0.5, len(cfg.views) + len(cfg.forest_grid)))
 
 
 def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.ndarray, cfg: Config, seed: int):
@@ -320,7 +549,7 @@ def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.n
     if method == "raw":
         return raw[test]
     if method in ("platt", "isotonic", "nwkr"):
-        cal = {"platt": PlattCalibrator, "isotonic": IsotonicCalibrator, "nwkr": NWKRCalibrator}[method]()
+        cal = {"platt": PlattCalibrator, "isotonic": IsotonicCalibrator, "nwkr": NWKRCalibrator}[method](**params)
         return cal.fit(raw[idx], y[idx]).predict_proba(raw[test])[:, 1]
     if method == "acute":
         est = ACUTEConfidenceEstimator(n_estimators=cfg.n_trees, random_state=seed, **params)
@@ -330,25 +559,23 @@ def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.n
     return est.predict_proba(X[test], raw_conf=raw[test])[:, list(est.classes_).index(1.0)]
 
 
-def _evaluate_seed(d: dict, cfg: Config, seed: int) -> dict:
-    """All methods at every training size for one seed: test metrics, chosen views, test predictions at max n."""
+def _evaluate_seed(d: dict, cfg: Config, seed: int, sizes: tuple[int, ...]) -> dict:
+    """All methods at every training size for one seed: each method's hyperparameters chosen by inner CV on that
+    size's training labels, test metrics, the choices, and the test predictions at the largest size."""
     rng = np.random.default_rng([seed, 1])
-    y, test, val = d["correct"], d["test"], d["val"]
-    sizes = sorted(cfg.train_sizes)
+    y, test = d["correct"], d["test"]
+    sizes = sorted(sizes)
     subsets = {n: _subset(rng, d["train"], y, n) for n in sizes}
-    chosen, val_scores = {}, {}
-    for method in ("acute", "probe"):  # view selection on the validation split, at the largest n
-        scores = {}
-        for v in cfg.views:
-            p = _fit_predict(method, VIEWS[v], d, subsets[sizes[-1]], val, cfg, seed)
-            scores[v] = auc_euro(p, y[val])
-        chosen[method] = max(scores, key=scores.get)
-        val_scores[method] = scores
     metrics: dict = {m: {} for m in METHODS}
+    chosen: dict = {m: {} for m in ("acute", "probe", "platt")}
+    cv_scores: dict = {m: {} for m in ("acute", "probe", "platt")}
     preds = {}
     for n in sizes:
         for m in METHODS:
-            p = _fit_predict(m, VIEWS.get(chosen.get(m, ""), {}), d, subsets[n], test, cfg, seed)
+            params, sc = _select(m, d, subsets[n], cfg, seed)
+            if m in chosen:
+                chosen[m][str(n)], cv_scores[m][str(n)] = params, sc
+            p = _fit_predict(m, params, d, subsets[n], test, cfg, seed)
             metrics[m][str(n)] = _scores(p, y[test])
             if n == sizes[-1]:
                 preds[m] = p.tolist()
@@ -370,7 +597,7 @@ def _evaluate_seed(d: dict, cfg: Config, seed: int) -> dict:
     return {
         "metrics": metrics,
         "chosen": chosen,
-        "val_scores": val_scores,
+        "cv_scores": cv_scores,
         "preds": preds,
         "y_test": y[test].tolist(),
         "sanity": sanity,
@@ -420,9 +647,10 @@ def _fig_reliability(tasks: list[str], results: dict, seed: int) -> Figure:
     return fig
 
 
-def _fig_sample_efficiency(tasks: list[str], results: dict, seeds: list[int], sizes: list[int]) -> Figure:
+def _fig_sample_efficiency(tasks: list[str], results: dict, seeds: list[int], config: Config) -> Figure:
     fig = Figure(figsize=(5.2 * len(tasks), 4.0))
     for k, name in enumerate(tasks):
+        sizes = sorted(config.secondary_sizes if name.endswith("_easy") else config.train_sizes)
         ax = fig.add_subplot(1, len(tasks), k + 1)
         for m in METHODS:
             vals = np.array([[results[name][s]["metrics"][m][str(n)]["auc_euro"] for n in sizes] for s in seeds])
@@ -434,12 +662,27 @@ def _fig_sample_efficiency(tasks: list[str], results: dict, seeds: list[int], si
     return fig
 
 
+def _view_name(params: dict) -> str:
+    return next(
+        v
+        for v, p in VIEWS.items()
+        if all(params.get(a) == b for a, b in p.items())
+        and (params.get("view") != "mean" or params.get("layer") == p.get("layer"))
+    )
+
+
 def _validate(config: Config) -> None:
     if config.setting not in ("digits", "lm"):
         raise ValueError(f"setting must be 'digits' or 'lm', got {config.setting!r}")
     unknown = [v for v in config.views if v not in VIEWS]
     if unknown or not config.views:
         raise ValueError(f"views must be a non-empty subset of {list(VIEWS)}, got {config.views!r}")
+    if config.pool not in ("generated", "prompt", "both"):
+        raise ValueError(f"pool must be 'generated', 'prompt' or 'both', got {config.pool!r}")
+    if not (isinstance(config.cv_folds, int) and config.cv_folds >= 2):
+        raise ValueError(f"cv_folds must be an integer >= 2, got {config.cv_folds!r}")
+    if not config.forest_grid or not config.probe_C or not config.platt_C:
+        raise ValueError("forest_grid, probe_C and platt_C must be non-empty")
 
 
 def measure(config: Config, seed: int, progress) -> dict:
@@ -450,7 +693,8 @@ def measure(config: Config, seed: int, progress) -> dict:
     tasks = _digits_outputs(config, seed) if config.setting == "digits" else _lm_outputs(config, seed, progress)
     out: dict = {"outputs_s": time.perf_counter() - t0, "tasks": {}}
     for name, d in tasks.items():
-        res = progress.cached(f"{name}", lambda d=d: _evaluate_seed(d, config, seed))
+        sizes = config.secondary_sizes if name.endswith("_easy") else config.train_sizes
+        res = progress.cached(f"{name}", lambda d=d, sizes=sizes: _evaluate_seed(d, config, seed, sizes))
         res["model"] = {
             "items": int(d["correct"].size),
             "split_sizes": {k: int(d[k].size) for k in ("train", "val", "test")},
@@ -468,31 +712,48 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
     tasks = list(records[0]["tasks"])
     results = {name: {s: rec["tasks"][name] for s, rec in zip(seeds, records)} for name in tasks}
     rep.metrics["outputs_s_per_seed"] = {str(s): rec["outputs_s"] for s, rec in zip(seeds, records)}
-    sizes = sorted(config.train_sizes)
-    n_max, n_min = sizes[-1], sizes[0]
 
     def per_seed(task: str, method: str, n: int, key: str) -> list[float]:
         return [results[task][s]["metrics"][method][str(n)][key] for s in seeds]
 
-    # tuning budgets: configurations tried per arm (one fit each)
-    nv = len(config.views)
+    # tuning budgets: configurations x fits per configuration, at every training size, on the training labels only
+    nv, k, nf = len(config.views), config.cv_folds, len(config.forest_grid)
+    grid = "; ".join(", ".join(f"{a}={b}" for a, b in g) for g in config.forest_grid)
     rep.set_tuning(
         "ACUTE",
-        configs=nv,
-        steps=1,
-        note=f"view chosen among {nv} by validation auc-EURO at n = {n_max}; "
-        f"forest fixed at {config.n_trees} trees (no depth/size tuning)",
+        configs=nv + nf,
+        steps=k,
+        note=f"at every n: view among {nv} by {k}-fold inner-CV auc-EURO ({config.cv_trees}-tree forests), then the "
+        f"forest among {nf} ({grid}) by {k}-fold inner-CV Brier; final forest {config.n_trees} trees",
     )
-    rep.set_tuning("Logistic probe", configs=nv, steps=1, note="view chosen like ACUTE's")
-    rep.set_tuning("NWKR", configs=15, steps=1, note="bandwidth by leave-one-out Brier score over 15 values")
-    rep.set_tuning("Platt", configs=1, steps=0, note="no hyperparameter (C = 1e4, nearly unregularised)")
+    rep.set_tuning(
+        "Logistic probe",
+        configs=nv + len(config.probe_C),
+        steps=k,
+        note=f"at every n: view like ACUTE's, then C in {list(config.probe_C)} by {k}-fold inner-CV Brier",
+    )
+    rep.set_tuning(
+        "Platt",
+        configs=len(config.platt_C),
+        steps=k,
+        note=f"at every n: C in {list(config.platt_C)} by {k}-fold inner-CV Brier",
+    )
+    nh = len(_nwkr_grid(config))
+    rep.set_tuning(
+        "NWKR",
+        configs=nh,
+        steps=k,
+        note=f"at every n: bandwidth among {nh} (0.005-0.5, geometric) by leave-one-out Brier (n >= {k} folds)",
+    )
     rep.set_tuning("Isotonic", configs=1, steps=0, note="no hyperparameter: nothing to tune")
     rep.set_tuning("Raw conf", configs=1, steps=0, note="the model's own confidence, nothing fitted")
 
     for name in tasks:
+        sizes = sorted(config.secondary_sizes if name.endswith("_easy") else config.train_sizes)
+        n_max, n_min = sizes[-1], sizes[0]
         rep.metrics[f"{name}_model"] = {str(s): results[name][s]["model"] for s in seeds}
         rep.metrics[f"{name}_per_seed"] = {str(s): results[name][s]["metrics"] for s in seeds}
-        rep.metrics[f"{name}_chosen_views"] = {str(s): results[name][s]["chosen"] for s in seeds}
+        rep.metrics[f"{name}_chosen"] = {str(s): results[name][s]["chosen"] for s in seeds}
         # preconditions (issue 21): the raw confidence leaves something to fix
         imperfect, miscal = f"raw_imperfect_{name}", f"raw_miscalibrated_{name}"
         rep.add_claim(
@@ -550,16 +811,17 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 requires=[miscal],
             )
         )
-        rep.add_claim(
-            judge_superiority(
-                f"sample_efficiency_{name}",
-                f"(reported) ACUTE trained on n = {n_min} labels has a higher auc-EURO on {name} than Platt, "
-                f"isotonic and NWKR trained on n = {n_max}",
-                ("ACUTE", per_seed(name, "acute", n_min, "auc_euro")),
-                {LABELS[m]: per_seed(name, m, n_max, "auc_euro") for m in ("platt", "isotonic", "nwkr")},
-                requires=[imperfect, miscal],
+        if n_min < n_max:
+            rep.add_claim(
+                judge_superiority(
+                    f"sample_efficiency_{name}",
+                    f"(reported) ACUTE trained on n = {n_min} labels has a higher auc-EURO on {name} than Platt, "
+                    f"isotonic and NWKR trained on n = {n_max}",
+                    ("ACUTE", per_seed(name, "acute", n_min, "auc_euro")),
+                    {LABELS[m]: per_seed(name, m, n_max, "auc_euro") for m in ("platt", "isotonic", "nwkr")},
+                    requires=[imperfect, miscal],
+                )
             )
-        )
         rows = []
         for m in METHODS:
             for n in sizes if m != "raw" else [n_max]:
@@ -584,12 +846,23 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             f"{name}: test metrics, mean ± sd over {len(seeds)} seeds (each seed redraws the split and the "
             "calibration subsets); conf_minus_acc = mean confidence - accuracy (> 0: overconfident)",
         )
-        views = {v: sum(results[name][s]["chosen"]["acute"] == v for s in seeds) for v in config.views}
-        val = {v: float(np.mean([results[name][s]["val_scores"]["acute"][v] for s in seeds])) for v in config.views}
+        rows = []
+        for n in sizes:
+            picks = [results[name][s]["chosen"]["acute"][str(n)] for s in seeds]
+            names = [_view_name(p) for p in picks]
+            cv = {
+                v: float(np.mean([results[name][s]["cv_scores"]["acute"][str(n)]["view"][v] for s in seeds]))
+                for v in config.views
+            }
+            row = {"n": n, **{f"{v} (picked / cv auc-EURO)": f"{names.count(v)} / {cv[v]:.3f}" for v in config.views}}
+            forests = [", ".join(f"{a}={p[a]}" for a in ("min_samples_leaf", "max_depth") if a in p) for p in picks]
+            row["forest picks"] = "; ".join(f"{f}: {forests.count(f)}" for f in sorted(set(forests)))
+            rows.append(row)
         rep.add_table(
             f"views_{name}",
-            [{"view": v, "chosen_by_acute_in_seeds": views[v], "mean_val_auc_euro": val[v]} for v in config.views],
-            f"{name}: ACUTE's view chosen on the validation split (auc-EURO at n = {n_max})",
+            rows,
+            f"{name}: ACUTE's view and forest chosen by inner CV on the n training labels, at every n "
+            f"(seeds picking each view / mean inner-CV auc-EURO over seeds)",
         )
 
     # metric sanity on real outputs (bootstrap resamples of each task's test split, one per seed): closed forms
@@ -660,34 +933,42 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 {
                     "task": t,
                     "accuracy": info["accuracy"],
-                    **{f"k={k}": v for k, v in info["accuracy_by_exposure"].items()},
+                    **{
+                        f"k={k}": f"{v:.3f} / {info['raw_conf_by_exposure'][k]:.3f}"
+                        for k, v in info["accuracy_by_exposure"].items()
+                    },
                 }
             )
         rep.add_table(
-            "lm_accuracy", rows, "Tiny LM accuracy (all items) by exposure k of the entity in the training corpus"
+            "lm_accuracy",
+            rows,
+            "Tiny LM accuracy / mean raw confidence (all items) by exposure k of the entity in the training corpus "
+            "(main tasks: two-token names; *_easy: the v1 world, one-token names)",
         )
     s0 = seeds[0]
     rep.add_figure(
         "euro_curves",
         _fig_curves(tasks, results, s0),
-        f"EURO over the trust threshold u_ca per method (n = {n_max}, seed {s0}, test split)",
+        f"EURO over the trust threshold u_ca per method (largest n of each task, seed {s0}, test split)",
     )
     rep.add_figure(
         "reliability",
         _fig_reliability(tasks, results, s0),
         f"Reliability diagrams (10 bins; bars = accuracy per bin, dots = (mean confidence, accuracy)), "
-        f"n = {n_max}, seed {s0}",
+        f"largest n of each task, seed {s0}",
     )
     rep.add_figure(
         "sample_efficiency",
-        _fig_sample_efficiency(tasks, results, seeds, sizes),
+        _fig_sample_efficiency(tasks, results, seeds, config),
         "auc-EURO against the number of training labels (mean ± sd over seeds)",
     )
     what = "the MLP's training half, its initialisation and label noise, " if config.setting == "digits" else ""
     rep.add_note(
         f"Seeds are the unit: each seed redraws {what}the split of the groups (entities for the LM) into training "
-        "pool / validation / test, the calibration subsets and the forest seeds, so the baselines differ across "
-        "seeds. The tiny LM and its outputs are one artifact shared by all seeds."
+        "pool and test, the calibration subsets of every size, the inner-CV folds and the forest seeds, so the "
+        "baselines differ across seeds. Every tuned arm chooses its hyperparameters by inner cross-validation on "
+        "its own n training labels at every n (no validation split, never the test split). Each tiny LM and its "
+        "outputs are one artifact shared by all seeds (progress.checkpoint)."
     )
     rep.add_note(
         "Claims that ACUTE beats the raw-confidence baselines require the preconditions raw_imperfect_* "
