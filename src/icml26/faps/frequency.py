@@ -97,10 +97,13 @@ def dct_band_energies(patches: Tensor, n_bands: int = 4) -> Tensor:
     return out.index_add_(-1, idx, d2)
 
 
-def patch_features(x0: Tensor, patch_size: int, n_bands: int = 4) -> Tensor:
+def patch_features(x0: Tensor, patch_size: int, n_bands: int = 4, signed_dc: bool = False) -> Tensor:
     """Gate input per patch: ``f_i = [log(1e-6 + e_i / sum_b e_ib), log(1e-6 + sum_b e_ib)]`` (``B + 1`` dims).
 
-    ``x0``: clean images ``[B, C, H, W]``; energies are summed over channels.  Returns ``[B, N, n_bands + 1]``.
+    With ``signed_dc=True`` the signed DC coefficient over the patch size, ``D_i[0, 0] / p`` (the patch mean, per
+    channel summed), is appended (``B + 2`` dims): band energies are sign-blind (``f(x) = f(-x)``), the DC sign
+    tells a dark background patch from a bright stroke.  ``x0``: images ``[B, C, H, W]`` (clean or noisy);
+    energies are summed over channels.  Returns ``[B, N, n_bands + 1 (+ 1)]``.
     """
     b, c, h, w = x0.shape
     _check_patch_size(h, w, patch_size)
@@ -108,4 +111,7 @@ def patch_features(x0: Tensor, patch_size: int, n_bands: int = 4) -> Tensor:
     blocks = patchify(x0, p).reshape(b, -1, c, p, p)
     e = dct_band_energies(blocks, n_bands).sum(dim=2)  # [B, N, n_bands]
     total = e.sum(-1, keepdim=True)
-    return torch.cat([torch.log(1e-6 + e / (total + 1e-12)), torch.log(1e-6 + total)], dim=-1)
+    f = [torch.log(1e-6 + e / (total + 1e-12)), torch.log(1e-6 + total)]
+    if signed_dc:
+        f.append(blocks.mean(dim=(-2, -1)).sum(-1, keepdim=True))  # D[0, 0] / p = patch mean (orthonormal DCT)
+    return torch.cat(f, dim=-1)

@@ -32,6 +32,7 @@ __all__ = [
     "GateDecision",
     "gumbel_topk",
     "plackett_luce_log_prob",
+    "plackett_luce_terms",
     "bernoulli_log_prob",
     "bernoulli_nonempty",
     "num_keep",
@@ -45,7 +46,9 @@ class GateDecision(NamedTuple):
     ``mask`` (``BoolTensor[B, k]``, or None when every entry is a kept patch) marks the real entries of a
     padded ``keep_idx``; ``penalty`` (``[B]`` or None) is subtracted from the policy's reward; ``inclusion``
     (``[B, k]`` or None) is each listed patch's marginal probability of being kept (for importance weighting;
-    exact for Bernoulli selection, a Monte Carlo estimate for Gumbel-top-k).
+    exact for Bernoulli selection, a Monte Carlo estimate for Gumbel-top-k); ``step_log_prob`` (``[B, k]`` or
+    None) holds the Plackett-Luce term ``l_{s_j} - logsumexp(l over not-yet-chosen)`` of each choice (top-k),
+    for per-patch credit (``reward="patch"``).
     """
 
     keep_idx: Tensor
@@ -54,6 +57,7 @@ class GateDecision(NamedTuple):
     mask: Tensor | None = None
     penalty: Tensor | None = None
     inclusion: Tensor | None = None
+    step_log_prob: Tensor | None = None  # [B, k]: the Plackett-Luce term of every choice (sums to log_prob)
 
 
 def check_keep_ratio(keep_ratio: float) -> float:
@@ -75,15 +79,25 @@ def plackett_luce_log_prob(logits: Tensor, order: Tensor, k: int | None = None) 
     ``order`` must be a full permutation ``[B, N]`` (the chosen items first); then the items not yet chosen
     before position ``j`` are exactly ``order[:, j:]`` and the denominators are a reversed ``logcumsumexp``.
     """
+    return plackett_luce_terms(logits, order, k).sum(-1)
+
+
+def plackett_luce_terms(logits: Tensor, order: Tensor, k: int | None = None) -> Tensor:
+    """Per-choice terms ``[B, k]``: ``l_{s_j} - logsumexp(l over order[:, j:])`` (their sum is ``log p(S)``)."""
     k = order.shape[1] if k is None else k
     ls = logits.gather(1, order)
     tail = torch.logcumsumexp(ls.flip(-1), dim=-1).flip(-1)  # logsumexp(ls[:, j:])
-    return (ls[:, :k] - tail[:, :k]).sum(-1)
+    return ls[:, :k] - tail[:, :k]
 
 
 def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     """Sample ``k`` of ``N`` items without replacement from ``softmax(logits)`` (per row); return the indices
     ``[B, k]`` in selection order and their Plackett-Luce ``log p(S)`` ``[B]`` (differentiable in ``logits``)."""
+    idx, terms = _gumbel_topk_terms(logits, k, generator)
+    return idx, terms.sum(-1)
+
+
+def _gumbel_topk_terms(logits: Tensor, k: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     n = logits.shape[-1]
     if not 1 <= k <= n:
         raise ValueError(f"k must lie in [1, {n}], got {k}")
@@ -91,7 +105,7 @@ def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None
     u = torch.rand(logits.shape, generator=generator, device=dev).to(logits.device).clamp_(1e-20, 1.0 - 1e-7)
     gumbel = -torch.log(-torch.log(u))
     order = torch.argsort(logits.detach() + gumbel, dim=-1, descending=True)
-    return order[:, :k], plackett_luce_log_prob(logits, order, k)
+    return order[:, :k], plackett_luce_terms(logits, order, k)
 
 
 def bernoulli_log_prob(logits: Tensor, keep: Tensor) -> Tensor:
@@ -133,7 +147,10 @@ def _topk_inclusion(logits: Tensor, k: int, idx: Tensor, generator=None, draws: 
 class FrequencyGate(nn.Module):
     """Policy ``pi_psi(keep_i | f_i, t, tau)``: an MLP scores each patch from its DCT band features.
 
-    Input per patch: ``f_i`` (``n_bands + 1`` dims, see :func:`~icml26.faps.frequency.patch_features`), a
+    ``inputs="x_t"`` (default): the trainer hands the gate the NOISY input ``x_t`` (what a gate sees at sampling
+    time); ``inputs="x0"``: the clean image (the v1 behaviour).  ``signed_dc=True`` (default) appends the signed
+    patch mean to the band features (band energies alone are sign-blind).
+    Input per patch: ``f_i`` (``n_bands + 1 (+ 1)`` dims, see :func:`~icml26.faps.frequency.patch_features`), a
     ``t_dim``-d sinusoidal embedding of the timestep ``t`` and the training progress ``tau in [0, 1]``.
     Output: logit ``l_i / temperature``.  :meth:`select` keeps ``ceil(keep_ratio N)`` patches by Gumbel-top-k
     (``selection="topk"``), or each patch independently with probability ``sigmoid(l_i)`` (``"bernoulli"``;
@@ -151,8 +168,13 @@ class FrequencyGate(nn.Module):
         t_dim: int = 32,
         temperature: float = 1.0,
         budget_penalty: float = 10.0,
+        inputs: str = "x_t",
+        signed_dc: bool = True,
     ) -> None:
         super().__init__()
+        if inputs not in ("x_t", "x0"):
+            raise ValueError(f"inputs must be 'x_t' or 'x0', got {inputs!r}")
+        self.inputs, self.signed_dc = inputs, bool(signed_dc)
         if not isinstance(patch_size, int) or patch_size < 1:
             raise ValueError(f"patch_size must be a positive integer, got {patch_size!r}")
         if not isinstance(n_bands, int) or n_bands < 1:
@@ -169,7 +191,7 @@ class FrequencyGate(nn.Module):
         self.keep_ratio = check_keep_ratio(keep_ratio)
         self.selection, self.temperature, self.budget_penalty = selection, float(temperature), float(budget_penalty)
         self.net = nn.Sequential(
-            nn.Linear(n_bands + 1 + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
+            nn.Linear(n_bands + 1 + int(self.signed_dc) + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
             nn.Linear(hidden, 1),
         )  # fmt: skip
         nn.init.zeros_(self.net[-1].weight)  # start uniform: every patch equally likely
@@ -178,9 +200,10 @@ class FrequencyGate(nn.Module):
             nn.init.constant_(self.net[-1].bias, math.log(self.keep_ratio / (1.0 - self.keep_ratio)))
 
     def forward(self, x0: Tensor, t: Tensor, tau: float = 0.0) -> Tensor:
-        """Logits ``[B, N]`` for clean images ``x0 [B, C, H, W]`` at timesteps ``t [B]`` and progress ``tau``."""
+        """Logits ``[B, N]`` for images ``x0 [B, C, H, W]`` (noisy ``x_t`` when ``inputs="x_t"``) at timesteps
+        ``t [B]`` and progress ``tau``."""
         with torch.no_grad():
-            f = patch_features(x0, self.patch_size, self.n_bands)  # [B, N, n_bands + 1]
+            f = patch_features(x0, self.patch_size, self.n_bands, self.signed_dc)  # [B, N, n_bands + 1 (+ 1)]
         b, n, _ = f.shape
         te = timestep_embedding(t.to(x0.device), self.t_dim)[:, None].expand(b, n, -1)
         tau_col = torch.full((b, n, 1), float(tau), device=x0.device)
@@ -202,11 +225,11 @@ class FrequencyGate(nn.Module):
         n = logits.shape[1]
         if self.selection == "topk":
             k = num_keep(self.keep_ratio, n)
-            idx, logp = gumbel_topk(logits, k, generator)
+            idx, terms = _gumbel_topk_terms(logits, k, generator)
             probs = F.softmax(logits, -1)
             ent = -(probs * F.log_softmax(logits, -1)).sum(-1)
             incl = _topk_inclusion(logits.detach(), k, idx, generator) if with_inclusion else None
-            return GateDecision(idx, logp, ent, inclusion=incl)
+            return GateDecision(idx, terms.sum(-1), ent, inclusion=incl, step_log_prob=terms)
         keep = bernoulli_nonempty(logits, generator)
         count = keep.sum(-1)
         order = torch.argsort(keep.to(torch.int8), dim=-1, descending=True, stable=True)  # kept patches first
@@ -246,6 +269,12 @@ class FaPSTrainer:
       earlier; the decrease ``r`` (normalised by a running mean/std over windows) is shared by all actions of
       those M steps: ``L_psi = -(r - b) sum_steps mean_batch log p(S) - entropy_coef H``, one gate update per
       window.
+    * ``"patch"`` (per-patch credit; top-k gates): every kept patch ``s_j`` gets its own advantage
+      ``a_j = (L_{s_j} - m_t) / s_t`` from its denoising loss ``L_{s_j}``, with ``m_t``, ``s_t^2`` a running mean
+      and variance of the per-patch loss in ``t``'s timestep bin (a per-timestep baseline: the loss scale moves
+      by orders of magnitude with ``t``); ``L_psi = -mean_{b,j} a_{bj} [l_{s_j} - logsumexp(l over not yet
+      chosen)] - entropy_coef H``, updated every step.  Patches whose loss is above their timestep's typical
+      loss are the ones the full-image objective still gains most from.
     * a callable ``(per_patch_loss [B, k], keep_idx [B, k], t [B]) -> [B]`` used like ``"signal"``.
 
     A Bernoulli gate's budget penalty (``decision.penalty``) is subtracted from the normalised reward.
@@ -285,8 +314,16 @@ class FaPSTrainer:
         for name, v in (("lr", lr), ("policy_lr", policy_lr), ("min_snr_gamma", min_snr_gamma)):
             if not v > 0:
                 raise ValueError(f"{name} must be > 0, got {v}")
-        if not (reward in ("signal", "progress") or callable(reward)):
-            raise ValueError(f"reward must be 'signal', 'progress' or a callable, got {reward!r}")
+        if not (reward in ("signal", "progress", "patch") or callable(reward)):
+            raise ValueError(f"reward must be 'signal', 'progress', 'patch' or a callable, got {reward!r}")
+        if reward == "patch" and gate is not None and getattr(gate, "selection", "topk") != "topk":
+            raise ValueError("reward='patch' needs a top-k gate (selection='topk'): per-choice Plackett-Luce credit")
+        gate_p = getattr(gate, "patch_size", None)
+        if gate is not None and gate_p is not None and gate_p != denoiser.patch_size:
+            raise ValueError(
+                f"gate.patch_size must equal the denoiser's patch_size ({denoiser.patch_size}), got {gate_p}: the "
+                "gate's patches must be the denoiser's tokens"
+            )
         if loss_weighting not in ("none", "min_snr"):
             raise ValueError(f"loss_weighting must be 'none' or 'min_snr', got {loss_weighting!r}")
         if not 0.0 < min_inclusion <= 1.0:
@@ -308,6 +345,7 @@ class FaPSTrainer:
         self._r_mean, self._r_var = None, None
         self._baseline = torch.zeros(baseline_bins)
         self._baseline_seen = torch.zeros(baseline_bins, dtype=torch.bool)
+        self._bin_var = torch.ones(baseline_bins)  # "patch": running variance of the per-patch loss per t bin
         self._probe: dict | None = None  # "progress" reward: fixed probe batch and the window's actions
         self._window: list[GateDecision] = []
         self._probe_loss: float | None = None
@@ -356,7 +394,8 @@ class FaPSTrainer:
             target = patchify(noise, self.patch_size)
         else:
             kw = {"with_inclusion": True} if self.importance_weighting else {}
-            decision = self.gate.select(x0, t, tau, generator=self.generator, **kw)
+            src = x_t if getattr(self.gate, "inputs", "x0") == "x_t" else x0  # what the gate reads
+            decision = self.gate.select(src, t, tau, generator=self.generator, **kw)
             if decision.mask is None:  # a denoiser only needs keep_mask for variable budgets (Bernoulli)
                 pred = self.denoiser(x_t, t, y, decision.keep_idx)
             else:
@@ -380,6 +419,8 @@ class FaPSTrainer:
         stochastic = decision is not None and decision.log_prob is not None and self.policy_opt is not None
         if stochastic and self.reward == "progress":
             self._window.append(decision)
+        elif stochastic and self.reward == "patch":
+            policy_loss, reward_mean = self._patch_policy_step(per_patch.detach(), decision, t)
         elif stochastic:
             if self.reward == "signal":
                 raw = per_sample.detach()
@@ -427,6 +468,34 @@ class FaPSTrainer:
         loss.backward()
         self.policy_opt.step()
         return float(loss.detach()), float(raw.mean())
+
+    def _patch_policy_step(self, per_patch: Tensor, decision: GateDecision, t: Tensor) -> tuple[float, float]:
+        """Per-patch credit with a per-timestep-bin baseline (``reward="patch"``, see the class docstring)."""
+        if decision.step_log_prob is None:
+            raise ValueError("reward='patch' needs a gate decision with step_log_prob (a top-k FrequencyGate)")
+        beta, nb = self.baseline_beta, len(self._baseline)
+        loss_ = per_patch.cpu()
+        bins = (t.cpu() * nb // self.scheduler.config.num_train_timesteps).clamp(max=nb - 1)
+        for j in bins.unique():  # first visit of a bin: initialise from the batch
+            sel = bins == j
+            if not self._baseline_seen[j]:
+                self._baseline[j] = loss_[sel].mean()
+                self._bin_var[j] = loss_[sel].var(unbiased=False) if loss_[sel].numel() > 1 else 1.0
+                self._baseline_seen[j] = True
+        m, v = self._baseline[bins][:, None], self._bin_var[bins][:, None]
+        adv = (loss_ - m) / (v + 1e-12).sqrt()
+        for j in bins.unique():
+            sel = bins == j
+            bm, bv = float(loss_[sel].mean()), float(loss_[sel].var(unbiased=False)) if loss_[sel].numel() > 1 else 0.0
+            d = bm - float(self._baseline[j])
+            self._baseline[j] = beta * self._baseline[j] + (1 - beta) * bm
+            self._bin_var[j] = beta * self._bin_var[j] + (1 - beta) * (bv + d * d)
+        adv = adv.to(decision.step_log_prob.device)
+        loss = -(adv * decision.step_log_prob).mean() - self.entropy_coef * decision.entropy.mean()
+        self.policy_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.policy_opt.step()
+        return float(loss.detach()), float(adv.mean())
 
     def _set_probe(self, x0: Tensor, y: Tensor | None) -> None:
         g = torch.Generator().manual_seed(1234)
