@@ -155,6 +155,7 @@ class FrequencyGate(nn.Module):
     Output: logit ``l_i / temperature``.  :meth:`select` keeps ``ceil(keep_ratio N)`` patches by Gumbel-top-k
     (``selection="topk"``), or each patch independently with probability ``sigmoid(l_i)`` (``"bernoulli"``;
     at least one patch; the decision carries the budget penalty ``budget_penalty (|S| / N - keep_ratio)^2``).
+    ``logit_cap=c`` soft-caps the logits, ``l -> c tanh(l / c)``, so the policy stays stochastic.
     With ``"bernoulli"`` the output bias starts at ``logit(keep_ratio)`` so the expected budget holds at init.
     """
 
@@ -170,8 +171,12 @@ class FrequencyGate(nn.Module):
         budget_penalty: float = 10.0,
         inputs: str = "x_t",
         signed_dc: bool = True,
+        logit_cap: float | None = None,
     ) -> None:
         super().__init__()
+        if logit_cap is not None and not logit_cap > 0:
+            raise ValueError(f"logit_cap must be None or > 0, got {logit_cap}")
+        self.logit_cap = None if logit_cap is None else float(logit_cap)
         if inputs not in ("x_t", "x0"):
             raise ValueError(f"inputs must be 'x_t' or 'x0', got {inputs!r}")
         self.inputs, self.signed_dc = inputs, bool(signed_dc)
@@ -191,8 +196,8 @@ class FrequencyGate(nn.Module):
         self.keep_ratio = check_keep_ratio(keep_ratio)
         self.selection, self.temperature, self.budget_penalty = selection, float(temperature), float(budget_penalty)
         self.net = nn.Sequential(
-            nn.Linear(n_bands + 1 + int(self.signed_dc) + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
-            nn.Linear(hidden, 1),
+            nn.Linear(n_bands + 1 + int(self.signed_dc) + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden),
+            nn.SiLU(), nn.Linear(hidden, 1),
         )  # fmt: skip
         nn.init.zeros_(self.net[-1].weight)  # start uniform: every patch equally likely
         nn.init.zeros_(self.net[-1].bias)
@@ -207,7 +212,10 @@ class FrequencyGate(nn.Module):
         b, n, _ = f.shape
         te = timestep_embedding(t.to(x0.device), self.t_dim)[:, None].expand(b, n, -1)
         tau_col = torch.full((b, n, 1), float(tau), device=x0.device)
-        return self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1) / self.temperature
+        logits = self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1) / self.temperature
+        if self.logit_cap is not None:  # soft cap: keeps the policy stochastic (odds between patches <= e^(2 cap))
+            logits = self.logit_cap * torch.tanh(logits / self.logit_cap)
+        return logits
 
     def select(
         self,
@@ -302,6 +310,7 @@ class FaPSTrainer:
         importance_weighting: bool = False,
         min_inclusion: float = 0.1,
         generator: torch.Generator | None = None,
+        gate_generator: torch.Generator | None = None,
     ) -> None:
         if not isinstance(total_steps, int) or total_steps < 1:
             raise ValueError(f"total_steps must be a positive integer, got {total_steps!r}")
@@ -336,6 +345,8 @@ class FaPSTrainer:
         self.loss_weighting, self.min_snr_gamma, self.progress_every = loss_weighting, min_snr_gamma, progress_every
         self.importance_weighting, self.min_inclusion = bool(importance_weighting), float(min_inclusion)
         self.generator = generator
+        # the gate's draws can come from their own stream so that arms share the t / noise draws exactly
+        self.gate_generator = generator if gate_generator is None else gate_generator
         self.patch_size = denoiser.patch_size
         self.opt = torch.optim.AdamW(denoiser.parameters(), lr=lr, weight_decay=weight_decay)
         params = [] if gate is None else [p for p in gate.parameters() if p.requires_grad]
@@ -395,7 +406,7 @@ class FaPSTrainer:
         else:
             kw = {"with_inclusion": True} if self.importance_weighting else {}
             src = x_t if getattr(self.gate, "inputs", "x0") == "x_t" else x0  # what the gate reads
-            decision = self.gate.select(src, t, tau, generator=self.generator, **kw)
+            decision = self.gate.select(src, t, tau, generator=self.gate_generator, **kw)
             if decision.mask is None:  # a denoiser only needs keep_mask for variable budgets (Bernoulli)
                 pred = self.denoiser(x_t, t, y, decision.keep_idx)
             else:
