@@ -5,9 +5,10 @@ Main setting (issue 19): every 16x16 digit is pasted at a random offset on a 32x
 patches a step computes on can matter.  Protocol per seed (all arms share the model initialisation, the data
 order and the t / noise draws; gate draws come from their own stream):
 
-1. **Per-step cost, amortised.**  One trainer per arm takes single steps in round-robin order (the order reversed
-   every other round); the MEAN step time over ``timing_rounds`` rounds (probes and gate updates included) gives
-   the cost ratio ``c = t_arm / t_full``.  Interleaving exposes every arm to the same CPU contention.
+1. **Per-step cost, amortised.**  One trainer per arm takes blocks of 10 consecutive steps in round-robin order
+   (the order reversed every other round); the block's MEAN step time (every probe and gate update of the block
+   included), median over ``timing_rounds`` rounds, gives the cost ratio ``c = t_arm / t_full``.  Interleaving
+   exposes every arm to the same CPU contention.
 2. **Equal wall-clock budget as step counts.**  The budget is ``budget_steps`` full steps.  A dropping arm runs
    ``floor(budget_steps / ((1 - f) c + f))`` steps, ``f`` = the unmasked fine-tune fraction whose steps cost a full
    step; every arm is charged the same time at the measured costs.
@@ -95,6 +96,8 @@ class Config:
     faps_entropy_coef: float = 1e-3
     faps_temperature: float = 1.0
     faps_logit_cap: float = 2.0
+    faps_hidden: int = 32  # the gate's MLP width: its cost must stay small next to the tiny DiT's
+    faps_policy_batch: int = 8  # gate updated on 8 images per step (selection on all): a cheaper backward
     faps_importance_weighting: bool = False
     faps_inputs: str = "x_t"
     budget_steps: int = 300  # equal wall-clock budget, in full-training steps
@@ -107,7 +110,7 @@ class Config:
     n_samples: int = 200
     n_curve_samples: int = 100
     sample_steps: int = 10  # DDIM steps for evaluation
-    timing_rounds: int = 10
+    timing_rounds: int = 7
     n_probes: int = 6
     probe_size: int = 64
     n_bands: int = 4
@@ -117,13 +120,13 @@ class Config:
     speed_width: int = 96
     speed_depth: int = 4
     speed_batch_size: int = 64
-    speed_rounds: int = 10
+    speed_rounds: int = 3
 
 
 QUICK = Config(
     img_size=16, digit_size=8, width=32, depth=1, heads=2, batch_size=32, budget_steps=40, limited_budget_steps=20,
-    n_samples=100, n_curve_samples=60, sample_steps=8, timing_rounds=4, n_probes=3, probe_size=32, clf_epochs=4,
-    speed_img_size=8, speed_width=32, speed_depth=2, speed_batch_size=32, speed_rounds=4, spectral_n=200,
+    n_samples=100, n_curve_samples=60, sample_steps=8, timing_rounds=3, n_probes=3, probe_size=32, clf_epochs=4,
+    speed_img_size=8, speed_width=32, speed_depth=2, speed_batch_size=32, speed_rounds=2, spectral_n=200,
     spectral_steps=20, n_test=300,
 )  # fmt: skip
 FULL = Config()
@@ -142,7 +145,7 @@ def _gate(cfg: Config, arm: str):
         return None
     if arm == "faps":
         return FrequencyGate(
-            cfg.patch_size, cfg.n_bands, keep_ratio=cfg.keep_ratio, selection=cfg.faps_selection,
+            cfg.patch_size, cfg.n_bands, hidden=cfg.faps_hidden, keep_ratio=cfg.keep_ratio, selection=cfg.faps_selection,
             temperature=cfg.faps_temperature, logit_cap=cfg.faps_logit_cap, inputs=cfg.faps_inputs,
         )  # fmt: skip
     if arm == "random":
@@ -162,26 +165,30 @@ def _trainer(cfg: Config, arm: str, seed: int, total_steps: int, reward: str | N
         lr=cfg.lr, policy_lr=cfg.policy_lr, ema=cfg.ema, generator=torch.Generator().manual_seed(seed + 1),
         gate_generator=torch.Generator().manual_seed(seed + 2), reward=reward or cfg.faps_reward,
         entropy_coef=cfg.faps_entropy_coef, importance_weighting=cfg.faps_importance_weighting,
+        policy_batch=cfg.faps_policy_batch,
     )  # fmt: skip
 
 
 def _interleaved_means(
-    trainers: dict, x: torch.Tensor, y: torch.Tensor, batch: int, rounds: int, seed: int
+    trainers: dict, x: torch.Tensor, y: torch.Tensor, batch: int, rounds: int, seed: int, block: int = 10
 ) -> dict[str, float]:
-    """Amortised MEAN seconds per ``train_step`` of each trainer (every probe and gate update included), taking
-    single steps round-robin (the order reversed every other round) so all arms feel the same machine load; the
-    first 2 rounds are warm-up."""
+    """Amortised mean seconds per ``train_step`` of each trainer.  Each round times a BLOCK of ``block``
+    consecutive steps per arm (a block spans a whole ``progress_every`` window, so every probe and gate update is
+    inside it); arms take turns block by block (order reversed every other round) so all feel the same machine
+    load; the cost is the median over rounds of the block's mean step time (robust to another process stealing
+    the CPU for a moment, while still charging every step of the block).  The first round is warm-up."""
     names = list(trainers)
     g = torch.Generator().manual_seed(seed)
     times: dict[str, list[float]] = {a: [] for a in names}
-    for r in range(rounds + 2):
+    for r in range(rounds + 1):
         for a in names if r % 2 == 0 else names[::-1]:
-            i = torch.randint(0, len(x), (batch,), generator=g)
+            idx = [torch.randint(0, len(x), (batch,), generator=g) for _ in range(block)]
             t0 = time.perf_counter()
-            trainers[a].train_step(x[i], y[i])
-            if r >= 2:
-                times[a].append(time.perf_counter() - t0)
-    return {a: statistics.fmean(v) for a, v in times.items()}
+            for i in idx:
+                trainers[a].train_step(x[i], y[i])
+            if r >= 1:
+                times[a].append((time.perf_counter() - t0) / block)
+    return {a: statistics.median(v) for a, v in times.items()}
 
 
 def _step_costs(cfg: Config, seed: int, x: torch.Tensor, y: torch.Tensor) -> dict:
@@ -195,9 +202,10 @@ def _speed_ratio(cfg: Config, seed: int) -> dict:
     """FaPS / full amortised mean step time on the spec-sized DiT (16x16 digits, patch 2), interleaved."""
     x, y = digits_tensors(cfg.speed_img_size)
     big = Config(img_size=cfg.speed_img_size, patch_size=2, width=cfg.speed_width, depth=cfg.speed_depth, heads=4,
-                 keep_ratio=cfg.keep_ratio, faps_reward=cfg.faps_reward, faps_logit_cap=cfg.faps_logit_cap)  # fmt: skip
+                 keep_ratio=cfg.keep_ratio, faps_reward=cfg.faps_reward, faps_logit_cap=cfg.faps_logit_cap,
+                 faps_hidden=cfg.faps_hidden, faps_policy_batch=cfg.faps_policy_batch)  # fmt: skip
     trainers = {a: _trainer(big, a, seed, 10**9) for a in ("full", "faps")}
-    mean = _interleaved_means(trainers, x, y, cfg.speed_batch_size, cfg.speed_rounds, seed + 5)
+    mean = _interleaved_means(trainers, x, y, cfg.speed_batch_size, cfg.speed_rounds, seed + 5, block=5)
     return {"mean_s": mean, "ratio": mean["faps"] / mean["full"]}
 
 

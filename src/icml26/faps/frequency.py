@@ -8,6 +8,7 @@ the patch's squared pixel norm (Parseval).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -58,6 +59,11 @@ def dct_matrix(n: int, dtype: torch.dtype = torch.float32, device: torch.device 
     """Orthonormal DCT-II matrix ``M`` (``M @ M.T = I``): ``M[u, i] = a_u cos(pi (2 i + 1) u / (2 n))``."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
+    return _dct_matrix_cached(n, dtype, str(device) if device is not None else None).clone()
+
+
+@functools.lru_cache(maxsize=64)
+def _dct_matrix_cached(n: int, dtype: torch.dtype, device: str | None) -> Tensor:
     i = torch.arange(n, dtype=torch.float64)
     u = i[:, None]
     m = torch.cos(math.pi * (2 * i[None, :] + 1) * u / (2 * n)) * math.sqrt(2.0 / n)
@@ -67,8 +73,8 @@ def dct_matrix(n: int, dtype: torch.dtype = torch.float32, device: torch.device 
 
 def dct2(x: Tensor) -> Tensor:
     """Orthonormal 2-D DCT-II over the last two dimensions (``M_h x M_w^T``)."""
-    mh = dct_matrix(x.shape[-2], x.dtype, x.device)
-    mw = dct_matrix(x.shape[-1], x.dtype, x.device)
+    mh = _dct_matrix_cached(x.shape[-2], x.dtype, str(x.device))
+    mw = _dct_matrix_cached(x.shape[-1], x.dtype, str(x.device))
     return mh @ x @ mw.T
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "gumbel_topk",
     "plackett_luce_log_prob",
     "plackett_luce_terms",
+    "plackett_luce_prefix_terms",
     "bernoulli_log_prob",
     "bernoulli_nonempty",
     "num_keep",
@@ -88,6 +89,16 @@ def plackett_luce_terms(logits: Tensor, order: Tensor, k: int | None = None) -> 
     ls = logits.gather(1, order)
     tail = torch.logcumsumexp(ls.flip(-1), dim=-1).flip(-1)  # logsumexp(ls[:, j:])
     return ls[:, :k] - tail[:, :k]
+
+
+def plackett_luce_prefix_terms(logits: Tensor, idx: Tensor) -> Tensor:
+    """Per-choice Plackett-Luce terms ``[B, k]`` of the ordered prefix ``idx`` without the full permutation:
+    ``l_{s_j} - log(sum_i exp(l_i) - sum_{m<j} exp(l_{s_m}))`` (equal to :func:`plackett_luce_terms`)."""
+    ls = logits.gather(1, idx)
+    total = torch.logsumexp(logits, -1, keepdim=True)
+    before = F.pad(torch.logcumsumexp(ls, -1)[:, :-1], (1, 0), value=float("-inf"))  # log sum_{m<j} exp(l_{s_m})
+    rest = total + torch.log1p(-torch.exp(before - total).clamp(max=1 - 1e-6))
+    return ls - rest
 
 
 def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
@@ -209,10 +220,14 @@ class FrequencyGate(nn.Module):
         ``t [B]`` and progress ``tau``."""
         with torch.no_grad():
             f = patch_features(x0, self.patch_size, self.n_bands, self.signed_dc)  # [B, N, n_bands + 1 (+ 1)]
-        b, n, _ = f.shape
-        te = timestep_embedding(t.to(x0.device), self.t_dim)[:, None].expand(b, n, -1)
-        tau_col = torch.full((b, n, 1), float(tau), device=x0.device)
-        logits = self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1) / self.temperature
+        # first layer on [f_i, emb(t), tau], split by columns: the (t, tau) part is computed once per image and
+        # broadcast over its patches (the same linear map as concatenating, at a fraction of the cost)
+        first, nf = self.net[0], f.shape[-1]
+        w = first.weight
+        te = timestep_embedding(t.to(x0.device), self.t_dim)  # [B, t_dim]
+        cond = te @ w[:, nf : nf + self.t_dim].T + float(tau) * w[:, -1] + first.bias  # [B, hidden]
+        h = f @ w[:, :nf].T + cond[:, None]
+        logits = self.net[1:](h).squeeze(-1) / self.temperature
         if self.logit_cap is not None:  # soft cap: keeps the policy stochastic (odds between patches <= e^(2 cap))
             logits = self.logit_cap * torch.tanh(logits / self.logit_cap)
         return logits
@@ -282,7 +297,9 @@ class FaPSTrainer:
       and variance of the per-patch loss in ``t``'s timestep bin (a per-timestep baseline: the loss scale moves
       by orders of magnitude with ``t``); ``L_psi = -mean_{b,j} a_{bj} [l_{s_j} - logsumexp(l over not yet
       chosen)] - entropy_coef H``, updated every step.  Patches whose loss is above their timestep's typical
-      loss are the ones the full-image objective still gains most from.
+      loss are the ones the full-image objective still gains most from.  ``policy_batch=m``: the gate is
+      updated on the first ``m`` images of each batch only (selection still covers the whole batch), which cuts
+      the gate's backward cost on a tiny denoiser.
     * a callable ``(per_patch_loss [B, k], keep_idx [B, k], t [B]) -> [B]`` used like ``"signal"``.
 
     A Bernoulli gate's budget penalty (``decision.penalty``) is subtracted from the normalised reward.
@@ -311,7 +328,10 @@ class FaPSTrainer:
         min_inclusion: float = 0.1,
         generator: torch.Generator | None = None,
         gate_generator: torch.Generator | None = None,
+        policy_batch: int | None = None,
     ) -> None:
+        if policy_batch is not None and (not isinstance(policy_batch, int) or policy_batch < 1):
+            raise ValueError(f"policy_batch must be None or a positive integer, got {policy_batch!r}")
         if not isinstance(total_steps, int) or total_steps < 1:
             raise ValueError(f"total_steps must be a positive integer, got {total_steps!r}")
         if not 0.0 <= full_finetune_frac < 1.0:
@@ -347,6 +367,7 @@ class FaPSTrainer:
         self.generator = generator
         # the gate's draws can come from their own stream so that arms share the t / noise draws exactly
         self.gate_generator = generator if gate_generator is None else gate_generator
+        self.policy_batch = policy_batch
         self.patch_size = denoiser.patch_size
         self.opt = torch.optim.AdamW(denoiser.parameters(), lr=lr, weight_decay=weight_decay)
         params = [] if gate is None else [p for p in gate.parameters() if p.requires_grad]
@@ -406,7 +427,9 @@ class FaPSTrainer:
         else:
             kw = {"with_inclusion": True} if self.importance_weighting else {}
             src = x_t if getattr(self.gate, "inputs", "x0") == "x_t" else x0  # what the gate reads
-            decision = self.gate.select(src, t, tau, generator=self.gate_generator, **kw)
+            sub_policy = self.policy_batch is not None and self.reward == "patch" and self.policy_opt is not None
+            with torch.set_grad_enabled(not sub_policy):  # sub_policy: the graph is rebuilt on a subset below
+                decision = self.gate.select(src, t, tau, generator=self.gate_generator, **kw)
             if decision.mask is None:  # a denoiser only needs keep_mask for variable budgets (Bernoulli)
                 pred = self.denoiser(x_t, t, y, decision.keep_idx)
             else:
@@ -428,10 +451,20 @@ class FaPSTrainer:
         self._update_ema()
         policy_loss = reward_mean = float("nan")
         stochastic = decision is not None and decision.log_prob is not None and self.policy_opt is not None
+        full_valid = valid
         if stochastic and self.reward == "progress":
             self._window.append(decision)
         elif stochastic and self.reward == "patch":
-            policy_loss, reward_mean = self._patch_policy_step(per_patch.detach(), decision, t)
+            if sub_policy:  # re-score the first policy_batch images with grad (the batch order is random)
+                j = slice(0, min(self.policy_batch, b))
+                logits = self.gate(src[j], t[j], tau)
+                ent = -(F.softmax(logits, -1) * F.log_softmax(logits, -1)).sum(-1)
+                terms = plackett_luce_prefix_terms(logits, decision.keep_idx[j])
+                decision = decision._replace(keep_idx=decision.keep_idx[j], entropy=ent, step_log_prob=terms)
+                per_patch, t_pol = per_patch[j], t[j]
+            else:
+                t_pol = t
+            policy_loss, reward_mean = self._patch_policy_step(per_patch.detach(), decision, t_pol)
         elif stochastic:
             if self.reward == "signal":
                 raw = per_sample.detach()
@@ -442,7 +475,7 @@ class FaPSTrainer:
         if self.reward == "progress" and self.policy_opt is not None and self.step_ % self.progress_every == 0:
             policy_loss, reward_mean = self._progress_step()
         n = patchify(x0[:1], self.patch_size).shape[1]
-        keep_frac = float(valid.sum(1).mean()) / n
+        keep_frac = float(full_valid.sum(1).mean()) / n
         return {"loss": float(loss.detach()), "policy_loss": policy_loss, "keep_frac": keep_frac, "reward": reward_mean}
 
     def _normalise(self, raw: Tensor) -> Tensor:
@@ -487,20 +520,21 @@ class FaPSTrainer:
         beta, nb = self.baseline_beta, len(self._baseline)
         loss_ = per_patch.cpu()
         bins = (t.cpu() * nb // self.scheduler.config.num_train_timesteps).clamp(max=nb - 1)
-        for j in bins.unique():  # first visit of a bin: initialise from the batch
-            sel = bins == j
-            if not self._baseline_seen[j]:
-                self._baseline[j] = loss_[sel].mean()
-                self._bin_var[j] = loss_[sel].var(unbiased=False) if loss_[sel].numel() > 1 else 1.0
-                self._baseline_seen[j] = True
+        cnt = torch.zeros(nb).index_add_(0, bins, torch.full((len(bins),), float(loss_.shape[1])))
+        tot = torch.zeros(nb).index_add_(0, bins, loss_.sum(1))
+        sq = torch.zeros(nb).index_add_(0, bins, loss_.pow(2).sum(1))
+        present = cnt > 0
+        bm = tot / cnt.clamp_min(1)
+        bv = (sq / cnt.clamp_min(1) - bm.pow(2)).clamp_min(0)
+        new = present & ~self._baseline_seen  # first visit of a bin: initialise from the batch
+        self._baseline = torch.where(new, bm, self._baseline)
+        self._bin_var = torch.where(new, torch.where(cnt > 1, bv, torch.ones_like(bv)), self._bin_var)
+        self._baseline_seen = self._baseline_seen | present
         m, v = self._baseline[bins][:, None], self._bin_var[bins][:, None]
         adv = (loss_ - m) / (v + 1e-12).sqrt()
-        for j in bins.unique():
-            sel = bins == j
-            bm, bv = float(loss_[sel].mean()), float(loss_[sel].var(unbiased=False)) if loss_[sel].numel() > 1 else 0.0
-            d = bm - float(self._baseline[j])
-            self._baseline[j] = beta * self._baseline[j] + (1 - beta) * bm
-            self._bin_var[j] = beta * self._bin_var[j] + (1 - beta) * (bv + d * d)
+        d = bm - self._baseline
+        self._baseline = torch.where(present, beta * self._baseline + (1 - beta) * bm, self._baseline)
+        self._bin_var = torch.where(present, beta * self._bin_var + (1 - beta) * (bv + d * d), self._bin_var)
         adv = adv.to(decision.step_log_prob.device)
         loss = -(adv * decision.step_log_prob).mean() - self.entropy_coef * decision.entropy.mean()
         self.policy_opt.zero_grad(set_to_none=True)
