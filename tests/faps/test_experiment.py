@@ -17,6 +17,7 @@ KINDS = {
     "equal_wallclock_vs_random": "claim",
     "equal_wallclock_heldout_vs_random": "claim",
     "faps_fixed_rule_gain": "claim",
+    "equal_steps_heldout_vs_random": "claim",
     "equal_steps": "claim",
     "dual_spectral_bias_training": "claim",
     "dual_spectral_bias_timesteps": "claim",
@@ -25,7 +26,10 @@ KINDS = {
     "limited_data": "claim",
     "equal_budget_charged": "check",
 }
-REQUIRES_PRE = ("equal_wallclock_vs_random", "equal_wallclock_heldout_vs_random", "faps_fixed_rule_gain")
+REQUIRES_PRE = (
+    "equal_wallclock_vs_random", "equal_wallclock_heldout_vs_random", "faps_fixed_rule_gain",
+    "equal_steps_heldout_vs_random",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +66,7 @@ def test_quick_preset_writes_claims(quick):
         for a in ("faps", "random", "fixed", "heuristic"):
             assert arms[a]["steps"] == max(1, math.floor(budget / ((1 - f) * r["cost"]["ratio"][a] + f)))
         assert set(r["limited"]) == {"full", "random", "faps"}
+        assert r["equal_steps_faps"]["steps"] == r["equal_steps_random"]["steps"] == budget
         # gate diagnostics over training: logit spread and keep-probability correlations at small and large t
         curve = arms["faps"]["gate_curve"]
         assert len(curve) >= 2 and curve[0]["step"] == 0

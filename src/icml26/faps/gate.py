@@ -299,7 +299,7 @@ class FaPSTrainer:
       chosen)] - entropy_coef H``, updated every step.  Patches whose loss is above their timestep's typical
       loss are the ones the full-image objective still gains most from.  ``policy_batch=m``: the gate is
       updated on the first ``m`` images of each batch only (selection still covers the whole batch), which cuts
-      the gate's backward cost on a tiny denoiser.
+      the gate's backward cost on a tiny denoiser; ``policy_every=m``: one gate update every ``m`` steps.
     * a callable ``(per_patch_loss [B, k], keep_idx [B, k], t [B]) -> [B]`` used like ``"signal"``.
 
     A Bernoulli gate's budget penalty (``decision.penalty``) is subtracted from the normalised reward.
@@ -329,7 +329,10 @@ class FaPSTrainer:
         generator: torch.Generator | None = None,
         gate_generator: torch.Generator | None = None,
         policy_batch: int | None = None,
+        policy_every: int = 1,
     ) -> None:
+        if not isinstance(policy_every, int) or policy_every < 1:
+            raise ValueError(f"policy_every must be a positive integer, got {policy_every!r}")
         if policy_batch is not None and (not isinstance(policy_batch, int) or policy_batch < 1):
             raise ValueError(f"policy_batch must be None or a positive integer, got {policy_batch!r}")
         if not isinstance(total_steps, int) or total_steps < 1:
@@ -367,7 +370,7 @@ class FaPSTrainer:
         self.generator = generator
         # the gate's draws can come from their own stream so that arms share the t / noise draws exactly
         self.gate_generator = generator if gate_generator is None else gate_generator
-        self.policy_batch = policy_batch
+        self.policy_batch, self.policy_every = policy_batch, policy_every
         self.patch_size = denoiser.patch_size
         self.opt = torch.optim.AdamW(denoiser.parameters(), lr=lr, weight_decay=weight_decay)
         params = [] if gate is None else [p for p in gate.parameters() if p.requires_grad]
@@ -454,6 +457,8 @@ class FaPSTrainer:
         full_valid = valid
         if stochastic and self.reward == "progress":
             self._window.append(decision)
+        elif stochastic and self.reward == "patch" and self.step_ % self.policy_every != 0:
+            pass  # reward="patch": the gate is updated every policy_every-th step only
         elif stochastic and self.reward == "patch":
             if sub_policy:  # re-score the first policy_batch images with grad (the batch order is random)
                 j = slice(0, min(self.policy_batch, b))
