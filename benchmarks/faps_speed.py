@@ -2,9 +2,9 @@
 
 For each size, one trainer per arm (full training, FaPS at keep ratio 0.5 with its policy update, random
 patch dropping at 0.5) takes single training steps in round-robin order; we report the amortised MEAN time
-per step (every gate update included) and the ratio to full training measured in the same run.  Interleaving exposes every arm to the same
-machine state (other jobs, clocks, caches), so the ratio is fair even when absolute times are noisy.  On CUDA
-every step is bracketed by ``torch.cuda.synchronize()``.
+per step (every gate update included) and the ratio to full training measured in the same run.  Interleaving
+exposes every arm to the same machine state (other jobs, clocks, caches), so the ratio is fair even when
+absolute times are noisy.  On CUDA every step is bracketed by ``torch.cuda.synchronize()``.
 
     PYTHONPATH=src python benchmarks/faps_speed.py                 # CPU, one thread
     PYTHONPATH=src python benchmarks/faps_speed.py --device cuda   # GPU
