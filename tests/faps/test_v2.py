@@ -99,3 +99,25 @@ def test_per_patch_credit_learns_a_t_dependent_preference_and_a_flipped_reward_r
             logits = gate(tr.scheduler.add_noise(x, torch.randn(x.shape, generator=g), t), t, 0.0)
         out[tv] = float(logits.gather(1, pos[:, None]).mean() - logits.mean())  # textured patch vs average
     assert sign * out[100] > 0.3 and sign * out[650] < -0.1
+
+
+def test_band_r2_on_known_predictors_of_the_spectral_set():
+    """Issue 19 item 5: the redefined statistic, validated on predictors whose answer is known, on set (B)."""
+    from icml26.faps import band_index, dct2, dct_matrix, spectral_tensors
+    from icml26.faps.metrics import band_r2, censored_level_time
+
+    x, _ = spectral_tensors(64, 16, seed=0)
+    mu = x.mean(0, keepdim=True)
+    keep = (band_index(16, 16, 4) < 2).to(x.dtype)
+    m = dct_matrix(16)
+    low_pass = m.T @ (dct2(x - mu) * keep) @ m + mu  # exact low-pass of the mean-removed image (bands 0, 1 kept)
+    r2 = band_r2(low_pass, x, 4)
+    torch.testing.assert_close(r2[:2], torch.ones(2), atol=1e-4, rtol=0)
+    torch.testing.assert_close(r2[2:], torch.zeros(2), atol=1e-4, rtol=0)
+    torch.testing.assert_close(band_r2(x.clone(), x, 4), torch.ones(4), atol=1e-6, rtol=0)
+    torch.testing.assert_close(band_r2(mu.expand_as(x), x, 4), torch.zeros(4), atol=1e-5, rtol=0)
+    # censored level times: reached (interpolated) or not
+    assert censored_level_time([0, 10, 20], [0.0, 0.4, 0.8], 0.6) == (15.0, False)
+    assert censored_level_time([0, 10, 20], [0.0, 0.1, 0.2], 0.6) == (20.0, True)
+    with pytest.raises(ValueError, match="x0_hat and x0"):
+        band_r2(x[:, 0], x[:, 0], 4)
