@@ -1,4 +1,4 @@
-"""Smoke test: the quick preset runs end to end and writes judged claims."""
+"""Smoke test: the quick preset runs end to end and writes judged claims; mutants move the verdicts."""
 
 import copy
 import json
@@ -6,17 +6,18 @@ import math
 
 import pytest
 
-from icml26.core import (
-    VERDICTS,
-    judge_records,  # noqa: E402
-)
+from icml26.core import VERDICTS, judge_records
 from icml26.faps.experiment import QUICK
 
+PRE = "frequency_rule_beats_random"
 KINDS = {
-    "frequency_rule_beats_random": "precondition",
+    PRE: "precondition",
     "speed": "claim",
     "equal_wallclock_vs_full": "claim",
     "equal_wallclock_vs_random": "claim",
+    "equal_wallclock_heldout_vs_random": "claim",
+    "faps_fixed_rule_gain": "claim",
+    "equal_steps_heldout_vs_random": "claim",
     "equal_steps": "claim",
     "dual_spectral_bias_training": "claim",
     "dual_spectral_bias_timesteps": "claim",
@@ -25,6 +26,10 @@ KINDS = {
     "limited_data": "claim",
     "equal_budget_charged": "check",
 }
+REQUIRES_PRE = (
+    "equal_wallclock_vs_random", "equal_wallclock_heldout_vs_random", "faps_fixed_rule_gain",
+    "equal_steps_heldout_vs_random",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -37,40 +42,64 @@ def test_quick_preset_writes_claims(quick):
     run_dir, result = quick
     by_id = {c["id"]: c for c in result["claims"]}
     assert {i: c["kind"] for i, c in by_id.items()} == KINDS
+    assert result["claims"][0]["id"] == PRE  # the precondition is judged first
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
     assert by_id["equal_budget_charged"]["verdict"] == "holds"  # the check
-    rand = by_id["equal_wallclock_vs_random"]
-    assert rand["requires"] == ["frequency_rule_beats_random"]
-    if by_id["frequency_rule_beats_random"]["verdict"] != "holds":
-        assert rand["verdict"] == "inconclusive" and rand["reason"] == "setting invalid: frequency_rule_beats_random"
-    assert rand["test"]["tuning"]["baselines"]["random drop FD"]["under_tuned"]  # recorded budgets
-    for name in ("fd_vs_wallclock", "band_error_vs_step", "band_share_vs_t", "samples"):
+    for cid in REQUIRES_PRE:
+        c = by_id[cid]
+        assert c["requires"] == [PRE]
+        if by_id[PRE]["verdict"] != "holds":
+            assert c["verdict"] == "inconclusive" and c["reason"] == f"setting invalid: {PRE}"
+    for name in ("fd_vs_wallclock", "heldout_and_gate", "band_error_vs_step", "band_share_vs_t", "samples"):
         assert (run_dir / f"{name}.png").exists()
     records = result["records"]
     assert len(records) == len(result["seeds"])
     assert list((run_dir.parent / ".artifacts").glob("fd-classifier-*.pt"))  # shared by the seeds
+    budget, f = result["config"]["budget_steps"], result["config"]["full_finetune_frac"]
     for r in records:
         arms = r["arms"]
+        assert set(arms) == {"full", "faps", "random", "fixed", "heuristic"}
         assert all(math.isfinite(arms[a]["fd"]) and arms[a]["fd"] >= 0 for a in arms)
-        # equal wall-clock: a dropping arm's steps follow from its measured cost ratio c and the fine-tune share f
-        budget, f = result["config"]["budget_steps"], result["config"]["full_finetune_frac"]
+        assert all(math.isfinite(arms[a]["held_loss"]) and arms[a]["held_loss"] > 0 for a in arms)
+        # equal wall-clock: a dropping arm's steps follow from its amortised cost ratio c and the fine-tune share f
         assert arms["full"]["steps"] == budget and r["cost"]["ratio"]["full"] == 1.0
-        for a in ("faps", "random", "heuristic"):
+        for a in ("faps", "random", "fixed", "heuristic"):
             assert arms[a]["steps"] == max(1, math.floor(budget / ((1 - f) * r["cost"]["ratio"][a] + f)))
-        assert arms["min_snr"]["steps"] == budget  # same network work as a full step
+        assert set(r["limited"]) == {"full", "random", "faps"}
+        assert r["equal_steps_faps"]["steps"] == r["equal_steps_random"]["steps"] == budget
+        # gate diagnostics over training: logit spread and keep-probability correlations at small and large t
+        curve = arms["faps"]["gate_curve"]
+        assert len(curve) >= 2 and curve[0]["step"] == 0
+        assert curve[0]["logit_sd_t100"] == 0.0  # zero-initialised output layer: uniform at the start
+        assert all(-1.0 <= pt["corr_keep_prob_high_share_t100"] <= 1.0 for pt in curve)
         spectral = r["spectral"]
         assert len(spectral["band_errors_moderate"]) == len(spectral["band_steps"]) >= 2
         assert all(0.0 <= v <= 1.0 for v in spectral["high_share_by_t"].values())
 
 
-def test_precondition_moves_the_random_claim(quick):
-    """Mutant: a frequency rule that beats random dropping in every seed lets the FaPS-vs-random claim be judged;
-    one that loses makes it inconclusive."""
+def test_precondition_moves_the_faps_vs_random_claims(quick):
+    """Mutant: a fixed rule that beats random dropping in every seed lets the FaPS-vs-random claims be judged; one
+    that loses makes them inconclusive."""
     result = quick[1]
-    for heuristic_fd, expect in ((0.0, "holds"), (1e9, "does not hold")):
+    for fixed_loss, expect in ((0.0, "holds"), (1e9, "does not hold")):
         records = copy.deepcopy(result["records"])
         for r in records:
-            r["arms"]["heuristic"]["fd"] = heuristic_fd
+            r["arms"]["fixed"]["held_loss"] = fixed_loss
         c = judge_records("faps", QUICK, records, result["seeds"]).by_id()
-        assert c["frequency_rule_beats_random"].verdict == expect
-        assert (c["equal_wallclock_vs_random"].reason == "") == (expect == "holds")
+        assert c[PRE].verdict == expect
+        for cid in REQUIRES_PRE:
+            assert (c[cid].reason == "") == (expect == "holds")
+
+
+def test_a_faps_arm_no_better_than_random_fails_the_gain_claim(quick):
+    """Mutant: FaPS with random dropping's held-out loss (a gate that learned nothing) cannot reach 80% of a positive
+    fixed-rule gain; with the fixed rule's own loss it does."""
+    result = quick[1]
+    for faps_from, expect in (("random", "does not hold"), ("fixed", "holds")):
+        records = copy.deepcopy(result["records"])
+        for r in records:
+            r["arms"]["fixed"]["held_loss"] = 0.9 * r["arms"]["random"]["held_loss"]  # a 10% fixed-rule gain
+            r["arms"]["faps"]["held_loss"] = r["arms"][faps_from]["held_loss"]
+        c = judge_records("faps", QUICK, records, result["seeds"]).by_id()
+        assert c[PRE].verdict == "holds"
+        assert c["faps_fixed_rule_gain"].verdict == expect

@@ -26,6 +26,8 @@ Bernoulli keeps + budget penalty (option)          ``selection="bernoulli"``, :f
 quality (local FD / KID, never "FID")              :class:`FeatureFD`, :func:`frechet_distance`,
                                                    :func:`kernel_distance`
 data: digits (A), synthetic spectral set (B)       :func:`digits_tensors`, :func:`spectral_tensors`
+sparse digit canvas (v2 main setting)              :func:`canvas_digits`
+per-patch credit (v2 reward)                       ``reward="patch"``, :func:`plackett_luce_terms`
 =================================================  ===========================================================
 
 Example::
@@ -39,7 +41,7 @@ Example::
 """
 
 from .baselines import HighFrequencyGate, RandomPatchGate
-from .data import digits_tensors, spectral_tensors
+from .data import canvas_digits, digits_tensors, spectral_tensors
 from .diffusion import DDIMScheduler, SchedulerOutput, ddim_sample
 from .frequency import band_index, dct2, dct_band_energies, dct_matrix, patch_features, patchify, unpatchify
 from .gate import (
@@ -51,6 +53,8 @@ from .gate import (
     gumbel_topk,
     num_keep,
     plackett_luce_log_prob,
+    plackett_luce_prefix_terms,
+    plackett_luce_terms,
 )
 from .metrics import DigitClassifier, FeatureFD, frechet_distance, kernel_distance, train_digit_classifier
 from .model import TinyDiT
@@ -84,4 +88,7 @@ __all__ = [
     "HighFrequencyGate",
     "digits_tensors",
     "spectral_tensors",
+    "canvas_digits",
+    "plackett_luce_terms",
+    "plackett_luce_prefix_terms",
 ]

@@ -2,7 +2,9 @@
 
 * :class:`RandomPatchGate` -- random patch dropping at the same keep ratio (MaskDiT-style, no learning).
 * :class:`HighFrequencyGate` -- a fixed heuristic: keep the ``k`` patches with the most high-band DCT energy
-  (bands ``>= n_bands // 2``); with ``t_switch`` set, keep the most low-band energy when ``t >= t_switch T``.
+  (bands ``>= n_bands // 2``); with ``t_switch`` set, keep the most low-band energy when ``t >= t_switch T``
+  (the spec's switch, ``late="low"``) or patches chosen uniformly at random (``late="random"``: "high-frequency
+  only at small t", the fixed t-scheduled rule of issue 19).
 * Full training is ``FaPSTrainer(..., gate=None)``.
 """
 
@@ -42,10 +44,14 @@ class HighFrequencyGate(nn.Module):
         n_bands: int = 4,
         t_switch: float | None = None,
         num_train_timesteps: int = 1000,
+        late: str = "low",
     ) -> None:
         super().__init__()
         if t_switch is not None and not 0.0 <= t_switch <= 1.0:
             raise ValueError(f"t_switch must be None or lie in [0, 1], got {t_switch}")
+        if late not in ("low", "random"):
+            raise ValueError(f"late must be 'low' or 'random', got {late!r}")
+        self.late = late
         self.patch_size, self.n_bands, self.t_switch = patch_size, n_bands, t_switch
         self.num_train_timesteps = num_train_timesteps
         self.keep_ratio = check_keep_ratio(keep_ratio)
@@ -58,8 +64,11 @@ class HighFrequencyGate(nn.Module):
             high = e[..., self.n_bands // 2 :].sum(-1)
             score = high
             if self.t_switch is not None:
-                low = e[..., : self.n_bands // 2].sum(-1)
+                if self.late == "low":
+                    alt = e[..., : self.n_bands // 2].sum(-1)
+                else:  # uniform: random scores dominate the tie-break noise below
+                    alt = torch.rand(score.shape, generator=generator).to(x0.device) * 1e6
                 late = (t.to(x0.device) >= self.t_switch * self.num_train_timesteps)[:, None]
-                score = torch.where(late, low, high)
+                score = torch.where(late, alt, high)
             score = score + 1e-6 * torch.rand(score.shape, generator=generator).to(x0.device)
         return GateDecision(score.topk(num_keep(self.keep_ratio, score.shape[1]), dim=1).indices)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from sklearn.datasets import load_digits
 
-__all__ = ["digits_tensors", "spectral_tensors"]
+__all__ = ["digits_tensors", "spectral_tensors", "canvas_digits"]
 
 
 def digits_tensors(img_size: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
@@ -66,3 +66,26 @@ def spectral_tensors(
         x[i, 0] = img.clamp(-1, 1)
         labels[i] = n_gr - 1
     return x, labels
+
+
+def canvas_digits(
+    canvas: int = 32, digit_size: int = 16, seed: int = 12345, background: float = -1.0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sparse canvas: every digit (upsampled to ``digit_size``) pasted at a random offset on a ``canvas``-square
+    background of value ``background``; most patches are flat background and carry no high frequencies.
+
+    Returns ``x [1797, 1, canvas, canvas]`` in ``[-1, 1]``, labels ``y`` and the offsets ``[1797, 2]`` (row,
+    column of the digit's top-left pixel; uniform on ``0 .. canvas - digit_size``, deterministic in ``seed``).
+    """
+    if not isinstance(canvas, int) or not isinstance(digit_size, int) or digit_size < 8 or canvas < digit_size:
+        raise ValueError(f"need integers 8 <= digit_size <= canvas, got digit_size={digit_size!r}, canvas={canvas!r}")
+    d = load_digits()
+    x = torch.tensor(d.images, dtype=torch.float32)[:, None] / 8.0 - 1.0
+    if digit_size != 8:
+        x = F.interpolate(x, size=(digit_size, digit_size), mode="bilinear", align_corners=False).clamp(-1, 1)
+    g = torch.Generator().manual_seed(seed)
+    off = torch.randint(0, canvas - digit_size + 1, (len(x), 2), generator=g)
+    out = torch.full((len(x), 1, canvas, canvas), float(background))
+    for i, (r, c) in enumerate(off.tolist()):
+        out[i, :, r : r + digit_size, c : c + digit_size] = x[i]
+    return out, torch.tensor(d.target, dtype=torch.long), off

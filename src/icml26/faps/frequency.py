@@ -8,6 +8,7 @@ the patch's squared pixel norm (Parseval).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -58,6 +59,11 @@ def dct_matrix(n: int, dtype: torch.dtype = torch.float32, device: torch.device 
     """Orthonormal DCT-II matrix ``M`` (``M @ M.T = I``): ``M[u, i] = a_u cos(pi (2 i + 1) u / (2 n))``."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
+    return _dct_matrix_cached(n, dtype, str(device) if device is not None else None).clone()
+
+
+@functools.lru_cache(maxsize=64)
+def _dct_matrix_cached(n: int, dtype: torch.dtype, device: str | None) -> Tensor:
     i = torch.arange(n, dtype=torch.float64)
     u = i[:, None]
     m = torch.cos(math.pi * (2 * i[None, :] + 1) * u / (2 * n)) * math.sqrt(2.0 / n)
@@ -67,8 +73,8 @@ def dct_matrix(n: int, dtype: torch.dtype = torch.float32, device: torch.device 
 
 def dct2(x: Tensor) -> Tensor:
     """Orthonormal 2-D DCT-II over the last two dimensions (``M_h x M_w^T``)."""
-    mh = dct_matrix(x.shape[-2], x.dtype, x.device)
-    mw = dct_matrix(x.shape[-1], x.dtype, x.device)
+    mh = _dct_matrix_cached(x.shape[-2], x.dtype, str(x.device))
+    mw = _dct_matrix_cached(x.shape[-1], x.dtype, str(x.device))
     return mh @ x @ mw.T
 
 
@@ -97,10 +103,13 @@ def dct_band_energies(patches: Tensor, n_bands: int = 4) -> Tensor:
     return out.index_add_(-1, idx, d2)
 
 
-def patch_features(x0: Tensor, patch_size: int, n_bands: int = 4) -> Tensor:
+def patch_features(x0: Tensor, patch_size: int, n_bands: int = 4, signed_dc: bool = False) -> Tensor:
     """Gate input per patch: ``f_i = [log(1e-6 + e_i / sum_b e_ib), log(1e-6 + sum_b e_ib)]`` (``B + 1`` dims).
 
-    ``x0``: clean images ``[B, C, H, W]``; energies are summed over channels.  Returns ``[B, N, n_bands + 1]``.
+    With ``signed_dc=True`` the signed DC coefficient over the patch size, ``D_i[0, 0] / p`` (the patch mean, per
+    channel summed), is appended (``B + 2`` dims): band energies are sign-blind (``f(x) = f(-x)``), the DC sign
+    tells a dark background patch from a bright stroke.  ``x0``: images ``[B, C, H, W]`` (clean or noisy);
+    energies are summed over channels.  Returns ``[B, N, n_bands + 1 (+ 1)]``.
     """
     b, c, h, w = x0.shape
     _check_patch_size(h, w, patch_size)
@@ -108,4 +117,7 @@ def patch_features(x0: Tensor, patch_size: int, n_bands: int = 4) -> Tensor:
     blocks = patchify(x0, p).reshape(b, -1, c, p, p)
     e = dct_band_energies(blocks, n_bands).sum(dim=2)  # [B, N, n_bands]
     total = e.sum(-1, keepdim=True)
-    return torch.cat([torch.log(1e-6 + e / (total + 1e-12)), torch.log(1e-6 + total)], dim=-1)
+    f = [torch.log(1e-6 + e / (total + 1e-12)), torch.log(1e-6 + total)]
+    if signed_dc:
+        f.append(blocks.mean(dim=(-2, -1)).sum(-1, keepdim=True))  # D[0, 0] / p = patch mean (orthonormal DCT)
+    return torch.cat(f, dim=-1)

@@ -32,6 +32,8 @@ __all__ = [
     "GateDecision",
     "gumbel_topk",
     "plackett_luce_log_prob",
+    "plackett_luce_terms",
+    "plackett_luce_prefix_terms",
     "bernoulli_log_prob",
     "bernoulli_nonempty",
     "num_keep",
@@ -45,7 +47,9 @@ class GateDecision(NamedTuple):
     ``mask`` (``BoolTensor[B, k]``, or None when every entry is a kept patch) marks the real entries of a
     padded ``keep_idx``; ``penalty`` (``[B]`` or None) is subtracted from the policy's reward; ``inclusion``
     (``[B, k]`` or None) is each listed patch's marginal probability of being kept (for importance weighting;
-    exact for Bernoulli selection, a Monte Carlo estimate for Gumbel-top-k).
+    exact for Bernoulli selection, a Monte Carlo estimate for Gumbel-top-k); ``step_log_prob`` (``[B, k]`` or
+    None) holds the Plackett-Luce term ``l_{s_j} - logsumexp(l over not-yet-chosen)`` of each choice (top-k),
+    for per-patch credit (``reward="patch"``).
     """
 
     keep_idx: Tensor
@@ -54,6 +58,7 @@ class GateDecision(NamedTuple):
     mask: Tensor | None = None
     penalty: Tensor | None = None
     inclusion: Tensor | None = None
+    step_log_prob: Tensor | None = None  # [B, k]: the Plackett-Luce term of every choice (sums to log_prob)
 
 
 def check_keep_ratio(keep_ratio: float) -> float:
@@ -75,15 +80,35 @@ def plackett_luce_log_prob(logits: Tensor, order: Tensor, k: int | None = None) 
     ``order`` must be a full permutation ``[B, N]`` (the chosen items first); then the items not yet chosen
     before position ``j`` are exactly ``order[:, j:]`` and the denominators are a reversed ``logcumsumexp``.
     """
+    return plackett_luce_terms(logits, order, k).sum(-1)
+
+
+def plackett_luce_terms(logits: Tensor, order: Tensor, k: int | None = None) -> Tensor:
+    """Per-choice terms ``[B, k]``: ``l_{s_j} - logsumexp(l over order[:, j:])`` (their sum is ``log p(S)``)."""
     k = order.shape[1] if k is None else k
     ls = logits.gather(1, order)
     tail = torch.logcumsumexp(ls.flip(-1), dim=-1).flip(-1)  # logsumexp(ls[:, j:])
-    return (ls[:, :k] - tail[:, :k]).sum(-1)
+    return ls[:, :k] - tail[:, :k]
+
+
+def plackett_luce_prefix_terms(logits: Tensor, idx: Tensor) -> Tensor:
+    """Per-choice Plackett-Luce terms ``[B, k]`` of the ordered prefix ``idx`` without the full permutation:
+    ``l_{s_j} - log(sum_i exp(l_i) - sum_{m<j} exp(l_{s_m}))`` (equal to :func:`plackett_luce_terms`)."""
+    ls = logits.gather(1, idx)
+    total = torch.logsumexp(logits, -1, keepdim=True)
+    before = F.pad(torch.logcumsumexp(ls, -1)[:, :-1], (1, 0), value=float("-inf"))  # log sum_{m<j} exp(l_{s_m})
+    rest = total + torch.log1p(-torch.exp(before - total).clamp(max=1 - 1e-6))
+    return ls - rest
 
 
 def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     """Sample ``k`` of ``N`` items without replacement from ``softmax(logits)`` (per row); return the indices
     ``[B, k]`` in selection order and their Plackett-Luce ``log p(S)`` ``[B]`` (differentiable in ``logits``)."""
+    idx, terms = _gumbel_topk_terms(logits, k, generator)
+    return idx, terms.sum(-1)
+
+
+def _gumbel_topk_terms(logits: Tensor, k: int, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     n = logits.shape[-1]
     if not 1 <= k <= n:
         raise ValueError(f"k must lie in [1, {n}], got {k}")
@@ -91,7 +116,7 @@ def gumbel_topk(logits: Tensor, k: int, generator: torch.Generator | None = None
     u = torch.rand(logits.shape, generator=generator, device=dev).to(logits.device).clamp_(1e-20, 1.0 - 1e-7)
     gumbel = -torch.log(-torch.log(u))
     order = torch.argsort(logits.detach() + gumbel, dim=-1, descending=True)
-    return order[:, :k], plackett_luce_log_prob(logits, order, k)
+    return order[:, :k], plackett_luce_terms(logits, order, k)
 
 
 def bernoulli_log_prob(logits: Tensor, keep: Tensor) -> Tensor:
@@ -133,11 +158,15 @@ def _topk_inclusion(logits: Tensor, k: int, idx: Tensor, generator=None, draws: 
 class FrequencyGate(nn.Module):
     """Policy ``pi_psi(keep_i | f_i, t, tau)``: an MLP scores each patch from its DCT band features.
 
-    Input per patch: ``f_i`` (``n_bands + 1`` dims, see :func:`~icml26.faps.frequency.patch_features`), a
+    ``inputs="x_t"`` (default): the trainer hands the gate the NOISY input ``x_t`` (what a gate sees at sampling
+    time); ``inputs="x0"``: the clean image (the v1 behaviour).  ``signed_dc=True`` (default) appends the signed
+    patch mean to the band features (band energies alone are sign-blind).
+    Input per patch: ``f_i`` (``n_bands + 1 (+ 1)`` dims, see :func:`~icml26.faps.frequency.patch_features`), a
     ``t_dim``-d sinusoidal embedding of the timestep ``t`` and the training progress ``tau in [0, 1]``.
     Output: logit ``l_i / temperature``.  :meth:`select` keeps ``ceil(keep_ratio N)`` patches by Gumbel-top-k
     (``selection="topk"``), or each patch independently with probability ``sigmoid(l_i)`` (``"bernoulli"``;
     at least one patch; the decision carries the budget penalty ``budget_penalty (|S| / N - keep_ratio)^2``).
+    ``logit_cap=c`` soft-caps the logits, ``l -> c tanh(l / c)``, so the policy stays stochastic.
     With ``"bernoulli"`` the output bias starts at ``logit(keep_ratio)`` so the expected budget holds at init.
     """
 
@@ -151,8 +180,17 @@ class FrequencyGate(nn.Module):
         t_dim: int = 32,
         temperature: float = 1.0,
         budget_penalty: float = 10.0,
+        inputs: str = "x_t",
+        signed_dc: bool = True,
+        logit_cap: float | None = None,
     ) -> None:
         super().__init__()
+        if logit_cap is not None and not logit_cap > 0:
+            raise ValueError(f"logit_cap must be None or > 0, got {logit_cap}")
+        self.logit_cap = None if logit_cap is None else float(logit_cap)
+        if inputs not in ("x_t", "x0"):
+            raise ValueError(f"inputs must be 'x_t' or 'x0', got {inputs!r}")
+        self.inputs, self.signed_dc = inputs, bool(signed_dc)
         if not isinstance(patch_size, int) or patch_size < 1:
             raise ValueError(f"patch_size must be a positive integer, got {patch_size!r}")
         if not isinstance(n_bands, int) or n_bands < 1:
@@ -169,8 +207,8 @@ class FrequencyGate(nn.Module):
         self.keep_ratio = check_keep_ratio(keep_ratio)
         self.selection, self.temperature, self.budget_penalty = selection, float(temperature), float(budget_penalty)
         self.net = nn.Sequential(
-            nn.Linear(n_bands + 1 + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
-            nn.Linear(hidden, 1),
+            nn.Linear(n_bands + 1 + int(self.signed_dc) + t_dim + 1, hidden), nn.SiLU(), nn.Linear(hidden, hidden),
+            nn.SiLU(), nn.Linear(hidden, 1),
         )  # fmt: skip
         nn.init.zeros_(self.net[-1].weight)  # start uniform: every patch equally likely
         nn.init.zeros_(self.net[-1].bias)
@@ -178,13 +216,21 @@ class FrequencyGate(nn.Module):
             nn.init.constant_(self.net[-1].bias, math.log(self.keep_ratio / (1.0 - self.keep_ratio)))
 
     def forward(self, x0: Tensor, t: Tensor, tau: float = 0.0) -> Tensor:
-        """Logits ``[B, N]`` for clean images ``x0 [B, C, H, W]`` at timesteps ``t [B]`` and progress ``tau``."""
+        """Logits ``[B, N]`` for images ``x0 [B, C, H, W]`` (noisy ``x_t`` when ``inputs="x_t"``) at timesteps
+        ``t [B]`` and progress ``tau``."""
         with torch.no_grad():
-            f = patch_features(x0, self.patch_size, self.n_bands)  # [B, N, n_bands + 1]
-        b, n, _ = f.shape
-        te = timestep_embedding(t.to(x0.device), self.t_dim)[:, None].expand(b, n, -1)
-        tau_col = torch.full((b, n, 1), float(tau), device=x0.device)
-        return self.net(torch.cat([f, te, tau_col], dim=-1)).squeeze(-1) / self.temperature
+            f = patch_features(x0, self.patch_size, self.n_bands, self.signed_dc)  # [B, N, n_bands + 1 (+ 1)]
+        # first layer on [f_i, emb(t), tau], split by columns: the (t, tau) part is computed once per image and
+        # broadcast over its patches (the same linear map as concatenating, at a fraction of the cost)
+        first, nf = self.net[0], f.shape[-1]
+        w = first.weight
+        te = timestep_embedding(t.to(x0.device), self.t_dim)  # [B, t_dim]
+        cond = te @ w[:, nf : nf + self.t_dim].T + float(tau) * w[:, -1] + first.bias  # [B, hidden]
+        h = f @ w[:, :nf].T + cond[:, None]
+        logits = self.net[1:](h).squeeze(-1) / self.temperature
+        if self.logit_cap is not None:  # soft cap: keeps the policy stochastic (odds between patches <= e^(2 cap))
+            logits = self.logit_cap * torch.tanh(logits / self.logit_cap)
+        return logits
 
     def select(
         self,
@@ -202,11 +248,11 @@ class FrequencyGate(nn.Module):
         n = logits.shape[1]
         if self.selection == "topk":
             k = num_keep(self.keep_ratio, n)
-            idx, logp = gumbel_topk(logits, k, generator)
+            idx, terms = _gumbel_topk_terms(logits, k, generator)
             probs = F.softmax(logits, -1)
             ent = -(probs * F.log_softmax(logits, -1)).sum(-1)
             incl = _topk_inclusion(logits.detach(), k, idx, generator) if with_inclusion else None
-            return GateDecision(idx, logp, ent, inclusion=incl)
+            return GateDecision(idx, terms.sum(-1), ent, inclusion=incl, step_log_prob=terms)
         keep = bernoulli_nonempty(logits, generator)
         count = keep.sum(-1)
         order = torch.argsort(keep.to(torch.int8), dim=-1, descending=True, stable=True)  # kept patches first
@@ -246,6 +292,14 @@ class FaPSTrainer:
       earlier; the decrease ``r`` (normalised by a running mean/std over windows) is shared by all actions of
       those M steps: ``L_psi = -(r - b) sum_steps mean_batch log p(S) - entropy_coef H``, one gate update per
       window.
+    * ``"patch"`` (per-patch credit; top-k gates): every kept patch ``s_j`` gets its own advantage
+      ``a_j = (L_{s_j} - m_t) / s_t`` from its denoising loss ``L_{s_j}``, with ``m_t``, ``s_t^2`` a running mean
+      and variance of the per-patch loss in ``t``'s timestep bin (a per-timestep baseline: the loss scale moves
+      by orders of magnitude with ``t``); ``L_psi = -mean_{b,j} a_{bj} [l_{s_j} - logsumexp(l over not yet
+      chosen)] - entropy_coef H``, updated every step.  Patches whose loss is above their timestep's typical
+      loss are the ones the full-image objective still gains most from.  ``policy_batch=m``: the gate is
+      updated on the first ``m`` images of each batch only (selection still covers the whole batch), which cuts
+      the gate's backward cost on a tiny denoiser; ``policy_every=m``: one gate update every ``m`` steps.
     * a callable ``(per_patch_loss [B, k], keep_idx [B, k], t [B]) -> [B]`` used like ``"signal"``.
 
     A Bernoulli gate's budget penalty (``decision.penalty``) is subtracted from the normalised reward.
@@ -273,7 +327,14 @@ class FaPSTrainer:
         importance_weighting: bool = False,
         min_inclusion: float = 0.1,
         generator: torch.Generator | None = None,
+        gate_generator: torch.Generator | None = None,
+        policy_batch: int | None = None,
+        policy_every: int = 1,
     ) -> None:
+        if not isinstance(policy_every, int) or policy_every < 1:
+            raise ValueError(f"policy_every must be a positive integer, got {policy_every!r}")
+        if policy_batch is not None and (not isinstance(policy_batch, int) or policy_batch < 1):
+            raise ValueError(f"policy_batch must be None or a positive integer, got {policy_batch!r}")
         if not isinstance(total_steps, int) or total_steps < 1:
             raise ValueError(f"total_steps must be a positive integer, got {total_steps!r}")
         if not 0.0 <= full_finetune_frac < 1.0:
@@ -285,8 +346,16 @@ class FaPSTrainer:
         for name, v in (("lr", lr), ("policy_lr", policy_lr), ("min_snr_gamma", min_snr_gamma)):
             if not v > 0:
                 raise ValueError(f"{name} must be > 0, got {v}")
-        if not (reward in ("signal", "progress") or callable(reward)):
-            raise ValueError(f"reward must be 'signal', 'progress' or a callable, got {reward!r}")
+        if not (reward in ("signal", "progress", "patch") or callable(reward)):
+            raise ValueError(f"reward must be 'signal', 'progress', 'patch' or a callable, got {reward!r}")
+        if reward == "patch" and gate is not None and getattr(gate, "selection", "topk") != "topk":
+            raise ValueError("reward='patch' needs a top-k gate (selection='topk'): per-choice Plackett-Luce credit")
+        gate_p = getattr(gate, "patch_size", None)
+        if gate is not None and gate_p is not None and gate_p != denoiser.patch_size:
+            raise ValueError(
+                f"gate.patch_size must equal the denoiser's patch_size ({denoiser.patch_size}), got {gate_p}: the "
+                "gate's patches must be the denoiser's tokens"
+            )
         if loss_weighting not in ("none", "min_snr"):
             raise ValueError(f"loss_weighting must be 'none' or 'min_snr', got {loss_weighting!r}")
         if not 0.0 < min_inclusion <= 1.0:
@@ -299,6 +368,9 @@ class FaPSTrainer:
         self.loss_weighting, self.min_snr_gamma, self.progress_every = loss_weighting, min_snr_gamma, progress_every
         self.importance_weighting, self.min_inclusion = bool(importance_weighting), float(min_inclusion)
         self.generator = generator
+        # the gate's draws can come from their own stream so that arms share the t / noise draws exactly
+        self.gate_generator = generator if gate_generator is None else gate_generator
+        self.policy_batch, self.policy_every = policy_batch, policy_every
         self.patch_size = denoiser.patch_size
         self.opt = torch.optim.AdamW(denoiser.parameters(), lr=lr, weight_decay=weight_decay)
         params = [] if gate is None else [p for p in gate.parameters() if p.requires_grad]
@@ -308,6 +380,7 @@ class FaPSTrainer:
         self._r_mean, self._r_var = None, None
         self._baseline = torch.zeros(baseline_bins)
         self._baseline_seen = torch.zeros(baseline_bins, dtype=torch.bool)
+        self._bin_var = torch.ones(baseline_bins)  # "patch": running variance of the per-patch loss per t bin
         self._probe: dict | None = None  # "progress" reward: fixed probe batch and the window's actions
         self._window: list[GateDecision] = []
         self._probe_loss: float | None = None
@@ -356,7 +429,10 @@ class FaPSTrainer:
             target = patchify(noise, self.patch_size)
         else:
             kw = {"with_inclusion": True} if self.importance_weighting else {}
-            decision = self.gate.select(x0, t, tau, generator=self.generator, **kw)
+            src = x_t if getattr(self.gate, "inputs", "x0") == "x_t" else x0  # what the gate reads
+            sub_policy = self.policy_batch is not None and self.reward == "patch" and self.policy_opt is not None
+            with torch.set_grad_enabled(not sub_policy):  # sub_policy: the graph is rebuilt on a subset below
+                decision = self.gate.select(src, t, tau, generator=self.gate_generator, **kw)
             if decision.mask is None:  # a denoiser only needs keep_mask for variable budgets (Bernoulli)
                 pred = self.denoiser(x_t, t, y, decision.keep_idx)
             else:
@@ -378,8 +454,22 @@ class FaPSTrainer:
         self._update_ema()
         policy_loss = reward_mean = float("nan")
         stochastic = decision is not None and decision.log_prob is not None and self.policy_opt is not None
+        full_valid = valid
         if stochastic and self.reward == "progress":
             self._window.append(decision)
+        elif stochastic and self.reward == "patch" and self.step_ % self.policy_every != 0:
+            pass  # reward="patch": the gate is updated every policy_every-th step only
+        elif stochastic and self.reward == "patch":
+            if sub_policy:  # re-score the first policy_batch images with grad (the batch order is random)
+                j = slice(0, min(self.policy_batch, b))
+                logits = self.gate(src[j], t[j], tau)
+                ent = -(F.softmax(logits, -1) * F.log_softmax(logits, -1)).sum(-1)
+                terms = plackett_luce_prefix_terms(logits, decision.keep_idx[j])
+                decision = decision._replace(keep_idx=decision.keep_idx[j], entropy=ent, step_log_prob=terms)
+                per_patch, t_pol = per_patch[j], t[j]
+            else:
+                t_pol = t
+            policy_loss, reward_mean = self._patch_policy_step(per_patch.detach(), decision, t_pol)
         elif stochastic:
             if self.reward == "signal":
                 raw = per_sample.detach()
@@ -390,7 +480,7 @@ class FaPSTrainer:
         if self.reward == "progress" and self.policy_opt is not None and self.step_ % self.progress_every == 0:
             policy_loss, reward_mean = self._progress_step()
         n = patchify(x0[:1], self.patch_size).shape[1]
-        keep_frac = float(valid.sum(1).mean()) / n
+        keep_frac = float(full_valid.sum(1).mean()) / n
         return {"loss": float(loss.detach()), "policy_loss": policy_loss, "keep_frac": keep_frac, "reward": reward_mean}
 
     def _normalise(self, raw: Tensor) -> Tensor:
@@ -427,6 +517,35 @@ class FaPSTrainer:
         loss.backward()
         self.policy_opt.step()
         return float(loss.detach()), float(raw.mean())
+
+    def _patch_policy_step(self, per_patch: Tensor, decision: GateDecision, t: Tensor) -> tuple[float, float]:
+        """Per-patch credit with a per-timestep-bin baseline (``reward="patch"``, see the class docstring)."""
+        if decision.step_log_prob is None:
+            raise ValueError("reward='patch' needs a gate decision with step_log_prob (a top-k FrequencyGate)")
+        beta, nb = self.baseline_beta, len(self._baseline)
+        loss_ = per_patch.cpu()
+        bins = (t.cpu() * nb // self.scheduler.config.num_train_timesteps).clamp(max=nb - 1)
+        cnt = torch.zeros(nb).index_add_(0, bins, torch.full((len(bins),), float(loss_.shape[1])))
+        tot = torch.zeros(nb).index_add_(0, bins, loss_.sum(1))
+        sq = torch.zeros(nb).index_add_(0, bins, loss_.pow(2).sum(1))
+        present = cnt > 0
+        bm = tot / cnt.clamp_min(1)
+        bv = (sq / cnt.clamp_min(1) - bm.pow(2)).clamp_min(0)
+        new = present & ~self._baseline_seen  # first visit of a bin: initialise from the batch
+        self._baseline = torch.where(new, bm, self._baseline)
+        self._bin_var = torch.where(new, torch.where(cnt > 1, bv, torch.ones_like(bv)), self._bin_var)
+        self._baseline_seen = self._baseline_seen | present
+        m, v = self._baseline[bins][:, None], self._bin_var[bins][:, None]
+        adv = (loss_ - m) / (v + 1e-12).sqrt()
+        d = bm - self._baseline
+        self._baseline = torch.where(present, beta * self._baseline + (1 - beta) * bm, self._baseline)
+        self._bin_var = torch.where(present, beta * self._bin_var + (1 - beta) * (bv + d * d), self._bin_var)
+        adv = adv.to(decision.step_log_prob.device)
+        loss = -(adv * decision.step_log_prob).mean() - self.entropy_coef * decision.entropy.mean()
+        self.policy_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.policy_opt.step()
+        return float(loss.detach()), float(adv.mean())
 
     def _set_probe(self, x0: Tensor, y: Tensor | None) -> None:
         g = torch.Generator().manual_seed(1234)

@@ -14,7 +14,15 @@ import torch.nn.functional as F
 from scipy import linalg
 from torch import Tensor, nn
 
-__all__ = ["frechet_distance", "kernel_distance", "FeatureFD", "DigitClassifier", "train_digit_classifier"]
+__all__ = [
+    "frechet_distance",
+    "kernel_distance",
+    "FeatureFD",
+    "DigitClassifier",
+    "train_digit_classifier",
+    "band_r2",
+    "censored_level_time",
+]
 
 
 def frechet_distance(mu1: np.ndarray, cov1: np.ndarray, mu2: np.ndarray, cov2: np.ndarray) -> float:
@@ -132,3 +140,44 @@ def train_digit_classifier(
             loss.backward()
             opt.step()
     return clf.eval()
+
+
+def band_r2(x0_hat: Tensor, x0: Tensor, n_bands: int = 4, mean: Tensor | None = None) -> Tensor:
+    """Per-band R^2 of a prediction on mean-removed images (issue 19 item 5).
+
+    With ``D`` the orthonormal 2-D DCT of the whole image and ``mu`` the mean image (``mean``, or the batch mean),
+    ``R^2_b = 1 - sum ||band_b D(x0_hat - x0)||^2 / sum ||band_b D(x0 - mu)||^2`` over the batch and channels.
+    Removing the mean keeps the (large, easy) mean image out of the low band's denominator; a prediction equal to
+    ``mu`` scores 0 in every band, a perfect one 1, and an exact low-pass filter of ``x0`` scores 1 in the bands it
+    keeps and 0 in those it removes.  Returns ``[n_bands]`` (NaN for a band without data variance).
+    """
+    from .frequency import band_index, dct2
+
+    if x0_hat.shape != x0.shape or x0.dim() != 4:
+        raise ValueError(
+            f"x0_hat and x0 must both have shape [B, C, H, W], got {tuple(x0_hat.shape)}, {tuple(x0.shape)}"
+        )
+    mu = x0.mean(0, keepdim=True) if mean is None else mean
+    idx = band_index(x0.shape[-2], x0.shape[-1], n_bands).to(x0.device)
+    err = dct2(x0_hat - x0).pow(2).sum((0, 1))
+    var = dct2(x0 - mu).pow(2).sum((0, 1))
+    out = torch.empty(n_bands, dtype=x0.dtype)
+    for b in range(n_bands):
+        m = idx == b
+        v = var[m].sum()
+        out[b] = 1 - err[m].sum() / v if v > 1e-12 else float("nan")
+    return out
+
+
+def censored_level_time(steps: list[float], values: list[float], level: float) -> tuple[float, bool]:
+    """First (linearly interpolated) step at which ``values`` reach ``level`` (e.g. a band's R^2 reaching 0.5), and
+    whether the time is censored (never reached: the last step is returned with ``True``)."""
+    if len(steps) != len(values) or not steps:
+        raise ValueError(f"steps and values must be non-empty and of equal length, got {len(steps)}, {len(values)}")
+    if values[0] >= level:
+        return float(steps[0]), False
+    for i in range(1, len(values)):
+        if values[i] >= level:
+            frac = (level - values[i - 1]) / max(values[i] - values[i - 1], 1e-12)
+            return float(steps[i - 1] + frac * (steps[i] - steps[i - 1])), False
+    return float(steps[-1]), True

@@ -142,6 +142,11 @@ class TinyDiT(nn.Module):
             t = t.expand(b)
         if y is None:
             y = torch.full((b,), self.num_classes, dtype=torch.long, device=x_t.device)
+        elif y.numel() and (int(y.min()) < 0 or int(y.max()) > self.num_classes):
+            raise ValueError(
+                f"y must hold labels in [0, {self.num_classes}] ({self.num_classes} = the null class), got values in "
+                f"[{int(y.min())}, {int(y.max())}]"
+            )
         tokens = self.embed(patchify(x_t, self.patch_size)) + self.pos
         if keep_idx is not None:
             if keep_idx.dim() != 2 or keep_idx.shape[0] != b:
