@@ -47,7 +47,8 @@ MACHINE_FIELDS = {
     # faps compares arms at equal wall-clock: the dropping arms' step counts come from the measured cost ratio, so
     # everything those arms train is timing-dependent by design; the full-cost arms and the fixed-step runs reproduce
     # (their FD curves are (step, elapsed seconds, FD) rows: the seconds column is a measurement)
-    "faps": r"^speed\.|^cost\.|train_wall_s$|\.curve\.\d+\.1$|^arms\.(faps|random|heuristic)\.|^limited\.faps\.",
+    "faps": r"^speed\.|^cost\.|train_wall_s$|\.curve\.\d+\.1$|^arms\.(faps|random|fixed|heuristic)\."
+    r"|^limited\.(faps|random)\.",
 }
 
 
