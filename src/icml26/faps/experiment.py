@@ -658,9 +658,9 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     )
     rep.add_note(
         "The FD feature classifier and the train/test split are shared by all seeds (a checkpoint artifact); each "
-        "seed draws the denoiser init, data order, noise, probes and timings. Step costs are amortised MEANS of "
-        "interleaved single steps (every gate update included), used for the speed claim and for every equal "
-        "wall-clock budget."
+        "seed draws the denoiser init, data order, noise, probes and timings. Step costs are amortised MEANS over "
+        "blocks of 10 consecutive steps taken in round-robin (every probe and gate update of a block included; "
+        "median over rounds), used for the speed claim and for every equal wall-clock budget."
     )
 
 
