@@ -139,3 +139,7 @@ def test_train_entry_on_two_ranks_matches_one_process():
         per_rank = spawn(_checks.train_main_on_rank, 2, args=(["--attention", method, *argv],))
         assert per_rank[0] == per_rank[1]  # the global loss is all-reduced: every rank reports the same curve
         assert max(abs(a - b) for a, b in zip(per_rank[0], single)) < 1e-4
+
+
+def test_length_check_runs_once_per_local_shape_not_per_step():
+    assert spawn(_checks.length_checks_counted, 2, timeout_s=60) == [2, 2]

@@ -168,3 +168,24 @@ def train_main_on_rank(rank: int, world: int, argv: list[str]) -> list[float]:
     from .train import main
 
     return main(argv)
+
+
+def length_checks_counted(rank: int, world: int) -> int:
+    """How many length checks four forwards run: three at one local shape, then one at another (expect 2)."""
+    from . import attention
+
+    calls = []
+    original = attention.check_local_lengths
+
+    def counting(x, group, name="x_local"):
+        calls.append(tuple(x.shape[:2]))
+        return original(x, group, name)
+
+    attention.check_local_lengths = counting
+    try:
+        mod = UPipeAttention(32, 4, 2, 8, None)
+        for t in (8, 8, 8, 16):
+            mod(torch.randn(1, t, 32), torch.arange(rank * t, (rank + 1) * t))
+    finally:
+        attention.check_local_lengths = original
+    return len(calls)

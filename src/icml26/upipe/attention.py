@@ -211,9 +211,10 @@ class _FlashAttention(torch.autograd.Function):
 class _AttentionBase(nn.Module):
     """Shared constructor, parameters, validation and RoPE tables.
 
-    With ``check_lengths`` (default) every forward first all-gathers each rank's ``[B, S/C]`` (two integers)
-    and raises :class:`SequenceLengthMismatchError` on every rank if they differ; pass ``False`` to skip that
-    one small synchronisation per call once the input pipeline is known to shard correctly.
+    With ``check_lengths`` (default) the first forward, and every forward whose local ``[B, S/C]`` differs from
+    the last one checked, all-gathers each rank's ``[B, S/C]`` (two integers) and raises
+    :class:`SequenceLengthMismatchError` on every rank if they differ; a training loop at a fixed length pays
+    for it once, not per step.  Pass ``False`` to skip it altogether.
     """
 
     def __init__(
@@ -250,6 +251,7 @@ class _AttentionBase(nn.Module):
         self.causal = bool(causal)
         self.rope_theta = float(rope_theta)
         self.check_lengths = bool(check_lengths)
+        self._checked_shape: tuple[int, int] | None = None  # the last local [B, S/C] the ranks agreed on
         self.cp_size = self._cp_size()
         # Validates the head / world-size combination here, before any collective can start.
         self.geometry = HeadGeometry.build(self.cp_size, num_heads, num_kv_heads, heads_per_stage)
@@ -279,8 +281,9 @@ class _AttentionBase(nn.Module):
             )
         if position_ids.is_floating_point():
             raise TypeError("position_ids_local must hold integers")
-        if self.check_lengths and self.cp_size > 1:
+        if self.check_lengths and self.cp_size > 1 and (x.shape[0], x.shape[1]) != self._checked_shape:
             check_local_lengths(x, self.process_group)
+            self._checked_shape = (x.shape[0], x.shape[1])
 
     def _tables(self, x, position_ids):
         return rope_tables(position_ids, self.head_dim, self.rope_theta, x.dtype)
