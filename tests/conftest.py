@@ -63,6 +63,24 @@ def upipe_small():
     return dict(UPIPE_SMALL)
 
 
+# Paper test folders whose models are tiny: one intra-op thread is faster there, and the 2 CPUs are shared.
+ONE_THREAD_FOLDERS = {"faps", "lifil", "slaclip", "trace_du"}
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread_for_tiny_models(request):
+    """One torch thread for the tests of :data:`ONE_THREAD_FOLDERS` (restored afterwards)."""
+    if request.path.parent.name not in ONE_THREAD_FOLDERS:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _no_global_torch_state_leaks():
     """A test that changes torch's default dtype or deterministic mode must put it back (a leak broke 39 tests)."""

@@ -14,14 +14,3 @@ def tiny_tasks():
 @pytest.fixture(scope="session")
 def tiny_kw():
     return {"rounds_per_task": 2, "generator_steps": 20}
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models: one torch thread is faster (and the machine is shared); restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
