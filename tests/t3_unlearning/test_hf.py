@@ -12,18 +12,7 @@ from icml26.t3_unlearning.data import make_fictitious_authors, split_forget  # n
 def test_processor_in_hf_generate_matches_t3_generate():
     data = make_fictitious_authors(4, seed=1, n_countries=4)
     tok = data.tokenizer
-    torch.manual_seed(0)
-    cfg = transformers.GPT2Config(
-        n_layer=2,
-        n_head=2,
-        n_embd=16,
-        vocab_size=len(tok),
-        n_positions=48,
-        bos_token_id=tok.eos_id,
-        eos_token_id=tok.eos_id,
-        pad_token_id=tok.pad_id,
-    )
-    model = transformers.GPT2LMHeadModel(cfg).eval()
+    model = _tiny_gpt2(tok)
     sp = split_forget(data, 25, seed=0)
 
     def pairs(items):
