@@ -279,3 +279,22 @@ def test_rejudge_reuses_stored_records_after_a_code_edit(tmp_path, toy_experimen
     assert again["code_hash"] == "edited" and again["records_code_hash"] == first["code_hash"]
     with pytest.raises(FileNotFoundError, match="rejudge"):
         run_experiment("toy", preset="quick", seeds=9, out=tmp_path, rejudge=True)
+
+
+def test_an_experiment_can_name_its_default_seeds(tmp_path, toy_experiment, calls, monkeypatch):
+    """A tuple of seeds in ``Experiment.seeds`` (fresh seeds, disjoint from tuning ones) is what a run measures and
+    what its result.json reports; a malformed one is refused naming the preset."""
+    import dataclasses
+
+    from icml26.core import Experiment
+    from icml26.core import registry as reg
+
+    exp = dataclasses.replace(toy_experiment, seeds={"quick": (10, 12), "full": 8})
+    monkeypatch.setitem(reg._REGISTRY, "toy", exp)
+    run_dir = run_experiment("toy", "quick", out=tmp_path)
+    assert load_result(run_dir)["seeds"] == [10, 12]
+    assert sorted(calls) == [10, 12]
+    for bad in ((), (1, 1), (-1,), 0, [3, 4]):
+        with pytest.raises(ValueError, match=r"seeds\['quick'\]"):
+            Experiment(slug="toy2", presets=exp.presets, seeds={"quick": bad, "full": 2}, measure=exp.measure,
+                       judge=exp.judge)  # fmt: skip

@@ -26,15 +26,16 @@ PRESETS = ("quick", "full")
 @dataclass(frozen=True)
 class Experiment:
     """One paper's reproduction: ``presets`` (``{"quick": cfg, "full": cfg}``, frozen dataclasses), default ``seeds``
-    per preset, ``measure`` and ``judge`` (module docstring); ``title``/``paper``/``component`` come from the manifest
-    when left empty; ``threads`` caps torch's and BLAS's threads in ``measure`` (tiny models run faster on one);
-    ``timing_statements`` names the statements whose judged numbers are wall-clock measurements (speed ratios,
+    per preset (a count ``n`` for seeds ``0..n-1``, or a tuple of seeds, e.g. fresh seeds disjoint from those the
+    setting was tuned on), ``measure`` and ``judge`` (module docstring); ``title``/``paper``/``component`` come from
+    the manifest when left empty; ``threads`` caps torch's and BLAS's threads in ``measure`` (tiny models run faster
+    on one); ``timing_statements`` names the statements whose judged numbers are wall-clock measurements (speed ratios,
     throughput, arms trained for an equal wall-clock budget): ``icml26 verify`` gives their numbers a looser
     tolerance, since machine load moves them, but still demands the same verdict."""
 
     slug: str
     presets: Mapping[str, Any]
-    seeds: Mapping[str, int]
+    seeds: Mapping[str, int | tuple[int, ...]]
     measure: Callable[..., dict]
     judge: Callable[..., None]
     title: str = ""
@@ -49,8 +50,18 @@ class Experiment:
         for p in PRESETS:
             if p not in self.presets:
                 raise ValueError(f"experiment {self.slug!r} must define preset {p!r}")
-            if p not in self.seeds or int(self.seeds[p]) < 1:
-                raise ValueError(f"experiment {self.slug!r} must give seeds[{p!r}] >= 1")
+            if p not in self.seeds:
+                raise ValueError(f"experiment {self.slug!r} must give seeds[{p!r}] (a count >= 1 or a tuple of seeds)")
+            seeds = self.seeds[p]
+            ok = (isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1) or (
+                isinstance(seeds, tuple) and len(seeds) > 0 and len(set(seeds)) == len(seeds)
+                and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in seeds)
+            )  # fmt: skip
+            if not ok:
+                raise ValueError(
+                    f"experiment {self.slug!r}: seeds[{p!r}] must be a count >= 1 or a non-empty tuple of distinct "
+                    f"non-negative integers, got {seeds!r}"
+                )
         for name, cfg in self.presets.items():
             if not (is_dataclass(cfg) and not isinstance(cfg, type) and type(cfg).__dataclass_params__.frozen):  # type: ignore[attr-defined]
                 raise TypeError(f"preset {name!r} of {self.slug!r} must be a frozen dataclass instance")

@@ -53,9 +53,10 @@ def limited_threads(n: int | None) -> Iterator[None]:
         torch.use_deterministic_algorithms(det)
 
 
-def resolve_seeds(n: int | list[int] | None, default: int) -> list[int]:
-    """A count ``n`` means seeds ``0..n-1``; a list is taken as it is (distinct non-negative integers)."""
-    n = default if n is None else n
+def resolve_seeds(n: int | list[int] | None, default: int | tuple[int, ...] | list[int]) -> list[int]:
+    """A count ``n`` means seeds ``0..n-1``; a list is taken as it is (distinct non-negative integers); ``None``
+    means ``default`` (the experiment's seeds for the preset: a count or a tuple)."""
+    n = (list(default) if isinstance(default, tuple) else default) if n is None else n
     if isinstance(n, (list, tuple)):
         if not n or len(set(n)) != len(n) or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in n):
             raise ValueError(f"seeds must be distinct non-negative integers, got {n!r}")
@@ -155,7 +156,7 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     exp = get(slug)
     config = replace(exp.presets[preset], **overrides) if overrides else exp.presets[preset]
-    seed_list = resolve_seeds(seeds, int(exp.seeds[preset]))
+    seed_list = resolve_seeds(seeds, exp.seeds[preset])
     cfg_key = hashlib.sha256(json.dumps(to_jsonable(config), sort_keys=True).encode()).hexdigest()[:12]
     chash = code_hash(exp)
     slug_dir = Path(out) / slug
