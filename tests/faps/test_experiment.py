@@ -71,6 +71,8 @@ def test_quick_preset_writes_claims(quick):
         for a in ("faps", "random", "fixed", "heuristic"):
             assert arms[a]["steps"] == max(1, math.floor(budget / ((1 - f) * r["cost"]["ratio"][a] + f)))
         assert set(r["limited"]) == {"full", "random", "faps"}
+        assert set(r["digits16"]) == {"random", "fixed", "faps"}  # the secondary v1 setting (equal steps)
+        assert all(r["digits16"][a]["steps"] == result["config"]["digits16_steps"] for a in r["digits16"])
         assert r["equal_steps_faps"]["steps"] == r["equal_steps_random"]["steps"] == budget
         # gate diagnostics over training: logit spread and keep-probability correlations at small and large t
         curve = arms["faps"]["gate_curve"]

@@ -16,9 +16,15 @@ order and the t / noise draws; gate draws come from their own stream):
    at a few points and at the end, and FD (Fréchet distance in a local canvas-digit classifier's 64-d features;
    NOT FID) of DDIM samples at half and full budget.  Equal steps: FaPS with ``budget_steps`` steps.  Limited
    data: full, random and FaPS on ``limited_n`` training images.
-4. Dual spectral bias: per-DCT-band relative error of the x0-prediction on a fixed probe batch over training, and
-   the high-band energy share of x0-predictions at high vs low ``t``, on the synthetic spectral set (B) and on the
-   canvas' full-training arm.
+4. Dual spectral bias (issue 19 item 5): per-band R^2 of the x0-prediction on mean-removed held-out images
+   (:func:`band_r2`), the training step at which a band's R^2 at ``t = r2_train_t`` reaches ``r2_level`` (censored
+   at the last step) and the largest ``t`` at which it is reached (R^2 vs t, censored at the ends of the grid), on
+   the synthetic spectral set (B) and on the canvas' full-training arm.  The statistics are validated first, as
+   checks, on predictors with a known answer (exact low- / high-pass filters, and the linear MMSE denoiser, a
+   known low-pass predictor with a closed-form R^2).
+5. Secondary: v1's 16x16 digits (patch 2) at equal steps, random vs fixed rule vs FaPS (a table, not judged).
+
+The full preset reports seeds 10-14 (``seed_offset``): the setting and the gate were tuned on seeds 0-3.
 
 Arms: ``full``; ``random`` (uniform patch dropping); ``fixed`` -- the fixed t-scheduled rule "high-frequency
 only at t < fixed_t_high" (gating without learning: the most upper-band-energy patches of x0 when t is small,
@@ -34,7 +40,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import matplotlib
 import numpy as np
@@ -111,6 +117,8 @@ class Config:
     budget_steps: int = 300  # equal wall-clock budget, in full-training steps
     limited_n: int = 300
     limited_budget_steps: int = 150
+    # secondary (issue 19 item 5 of the follow-up, optional): v1's 16x16 digits, patch 2, equal steps, held-out loss
+    digits16_steps: int = 300
     # dual spectral bias on the synthetic spectral set (B) at the canvas size: full training, probed along the way
     spectral_n: int = 1200
     spectral_steps: int = 150
@@ -141,7 +149,8 @@ class Config:
 
 QUICK = Config(
     img_size=16, digit_size=8, width=32, depth=1, heads=2, batch_size=32, budget_steps=40, limited_budget_steps=20,
-    n_samples=100, n_curve_samples=60, sample_steps=8, timing_rounds=3, n_probes=3, probe_size=32, clf_epochs=4,
+    digits16_steps=20, n_samples=100, n_curve_samples=60, sample_steps=8, timing_rounds=3, n_probes=3, probe_size=32,
+    clf_epochs=4,
     speed_img_size=8, speed_width=32, speed_depth=2, speed_batch_size=32, speed_rounds=2, spectral_n=200,
     spectral_steps=20, n_test=300,
 )  # fmt: skip
@@ -463,7 +472,23 @@ def _seed_run(cfg: Config, seed: int, data, fd: FeatureFD, progress) -> dict:
             lambda a=arm, n=n: _train_arm(cfg, a, seed, n, xtr[sub], ytr[sub], fd, _charge(cost, a, n, ff)),
         )
     res["spectral"] = progress.cached(f"seed{seed}-spectral", lambda: _spectral_run(cfg, seed))
+    res["digits16"] = progress.cached(f"seed{seed}-digits16", lambda: _digits16_run(cfg, seed))
     return res
+
+
+def _digits16_run(cfg: Config, seed: int) -> dict:
+    """Secondary: v1's setting (all 1797 digits upsampled to 16x16, patch 2 -> 64 tokens, same DiT size), random
+    dropping, the fixed rule and FaPS for ``digits16_steps`` steps each (equal steps, gate cost not charged), held-out
+    full-image loss on the 597 test digits (fixed t and noise).  It shows whether that setting has headroom."""
+    x, y = digits_tensors(16)
+    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(12345))
+    te, trn = perm[: cfg.n_test], perm[cfg.n_test :]
+    c16 = replace(cfg, img_size=16, patch_size=2)
+    gh = torch.Generator().manual_seed(seed + 13)
+    ht, hn = torch.randint(0, 1000, (len(te),), generator=gh), torch.randn(x[te].shape, generator=gh)
+    held = {"x_t": DDIMScheduler(1000).add_noise(x[te], hn, ht), "t": ht, "y": y[te], "noise": hn}
+    return {a: _train_arm(c16, a, seed, cfg.digits16_steps, x[trn], y[trn], None, lambda k: 0.0, held=held)
+            for a in ("random", "fixed", "faps")}  # fmt: skip
 
 
 def _spectral_run(cfg: Config, seed: int) -> dict:
@@ -635,6 +660,7 @@ def _report(cfg: Config, seeds, per_seed: dict, clf_acc: float, real_vs_real: fl
     rep.add_note(f"Limited data: FaPS below full training in {lim_wins} of {len(S)} seeds and below random dropping in "
                  f"{lim_wins_r} of {len(S)}.")  # fmt: skip
     _gate_table(rep, S)
+    _digits16_table(cfg, rep, S)
     rep.add_table(
         "fd",
         rows,
@@ -761,6 +787,20 @@ def _set_tuning(cfg: Config, rep: Report) -> None:
     rep.set_tuning("heuristic with t_switch", configs=1, steps=b, note="spec rule, t_switch = 0.5, untuned")
 
 
+def _digits16_table(cfg: Config, rep: Report, S: list[dict]) -> None:
+    """Secondary table: v1's 16x16 digits (patch 2) at equal steps, held-out loss and gain over random dropping."""
+    loss = {a: [r["digits16"][a]["held_loss"] for r in S] for a in ("random", "fixed", "faps")}
+    rows = []
+    for a in ("random", "fixed", "faps"):
+        gain = [(r_ - v) / r_ for r_, v in zip(loss["random"], loss[a])]
+        wins = sum(v < r_ for r_, v in zip(loss["random"], loss[a]))
+        rows.append({"arm": LABELS[a], "held-out loss": str(mean_ci(loss[a])), "gain vs random": str(mean_ci(gain)),
+                     "wins vs random": "" if a == "random" else f"{wins} of {len(S)}"})  # fmt: skip
+    rep.add_table("digits16_secondary", rows, caption=f"Secondary (not judged): v1's setting, 16x16 digits with patch "
+                  f"2 (64 tokens, same DiT), {cfg.digits16_steps} steps per arm (equal steps, gate cost not charged); "
+                  "held-out full-image eps-MSE of the EMA weights; mean ± sd over seeds.")  # fmt: skip
+
+
 def _gate_table(rep: Report, S) -> None:
     """Diagnostics that the gate learned: logit spread and keep-probability vs high-band share over training."""
     curves = [r["arms"]["faps"]["gate_curve"] for r in S]
@@ -784,7 +824,7 @@ def _strip(r: dict) -> dict:
         "cost": r["cost"], "speed": r["speed"], "arms": {k: arm(v) for k, v in r["arms"].items()},
         "equal_steps_faps": arm(r["equal_steps_faps"]), "equal_steps_random": arm(r["equal_steps_random"]),
         "limited": {k: arm(v) for k, v in r["limited"].items()},
-        "spectral": arm(r["spectral"]),
+        "spectral": arm(r["spectral"]), "digits16": {k: arm(v) for k, v in r["digits16"].items()},
     }  # fmt: skip
 
 
