@@ -121,3 +121,29 @@ def test_band_r2_on_known_predictors_of_the_spectral_set():
     assert censored_level_time([0, 10, 20], [0.0, 0.1, 0.2], 0.6) == (20.0, True)
     with pytest.raises(ValueError, match="x0_hat and x0"):
         band_r2(x[:, 0], x[:, 0], 4)
+
+
+def test_linear_mmse_denoiser_matches_its_closed_form_and_recovery_levels():
+    """The known low-pass predictor of the validation: measured per-band R^2 (many noise draws) equals the closed form;
+    recovery_level_t scans R^2 vs t from the top and censors at both ends."""
+    from icml26.faps import band_r2, dct2, linear_mmse_band_r2, linear_mmse_x0, recovery_level_t, spectral_tensors
+
+    x, _ = spectral_tensors(128, 16, seed=0)
+    mu = x.mean(0, keepdim=True)
+    var = dct2((x - mu)[:, 0]).pow(2).mean(0)
+    sched = DDIMScheduler(1000)
+    xs = x.repeat(16, 1, 1, 1)
+    noise = torch.randn(xs.shape, generator=torch.Generator().manual_seed(0))
+    for t in (100, 500, 900):
+        a = float(sched.alphas_cumprod[t])
+        x_t = sched.add_noise(xs, noise, torch.full((len(xs),), t))
+        measured = band_r2(linear_mmse_x0(x_t, a, mu, var), xs, 4, mean=mu)
+        torch.testing.assert_close(measured, linear_mmse_band_r2(a, var, 4), atol=0.02, rtol=0)
+    torch.testing.assert_close(linear_mmse_band_r2(1.0, var, 4), torch.ones(4))  # no noise: perfect recovery
+    assert recovery_level_t([100, 300, 500], [0.9, 0.6, 0.2], 0.5) == (350.0, False)
+    assert recovery_level_t([100, 300], [0.1, 0.2], 0.5) == (100.0, True)  # never reached: censored below
+    assert recovery_level_t([100, 300], [0.9, 0.8], 0.5) == (300.0, True)  # reached at the top: censored above
+    with pytest.raises(ValueError, match="ascending"):
+        recovery_level_t([300, 100], [0.1, 0.2], 0.5)
+    with pytest.raises(ValueError, match="abar"):
+        linear_mmse_x0(x, 0.0, mu, var)

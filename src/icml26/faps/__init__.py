@@ -56,7 +56,18 @@ from .gate import (
     plackett_luce_prefix_terms,
     plackett_luce_terms,
 )
-from .metrics import DigitClassifier, FeatureFD, frechet_distance, kernel_distance, train_digit_classifier
+from .metrics import (
+    DigitClassifier,
+    FeatureFD,
+    band_r2,
+    censored_level_time,
+    frechet_distance,
+    kernel_distance,
+    linear_mmse_band_r2,
+    linear_mmse_x0,
+    recovery_level_t,
+    train_digit_classifier,
+)
 from .model import TinyDiT
 
 __all__ = [
@@ -91,4 +102,9 @@ __all__ = [
     "canvas_digits",
     "plackett_luce_terms",
     "plackett_luce_prefix_terms",
+    "band_r2",
+    "censored_level_time",
+    "linear_mmse_x0",
+    "linear_mmse_band_r2",
+    "recovery_level_t",
 ]

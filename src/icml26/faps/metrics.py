@@ -22,6 +22,9 @@ __all__ = [
     "train_digit_classifier",
     "band_r2",
     "censored_level_time",
+    "linear_mmse_x0",
+    "linear_mmse_band_r2",
+    "recovery_level_t",
 ]
 
 
@@ -181,3 +184,58 @@ def censored_level_time(steps: list[float], values: list[float], level: float) -
             frac = (level - values[i - 1]) / max(values[i] - values[i - 1], 1e-12)
             return float(steps[i - 1] + frac * (steps[i] - steps[i - 1])), False
     return float(steps[-1]), True
+
+
+def linear_mmse_x0(x_t: Tensor, abar: float, mean: Tensor, var: Tensor) -> Tensor:
+    """A known low-pass denoiser: the per-DCT-coefficient linear MMSE (Wiener) estimate of ``x0`` from ``x_t``.
+
+    With ``x_t = sqrt(abar) x0 + sqrt(1 - abar) eps`` and ``D`` the orthonormal 2-D DCT (white noise stays white),
+    coefficient ``k`` of ``x0 - mu`` with variance ``var_k`` is estimated by
+    ``g_k D(x_t - sqrt(abar) mu)_k``, ``g_k = sqrt(abar) var_k / (abar var_k + 1 - abar)``.  Where the spectrum
+    decays, large-``t`` estimates keep only the high-variance (low-frequency) coefficients.  ``x_t``: ``[B, C, H,
+    W]``; ``mean``: ``[1, C, H, W]``; ``var``: ``[C, H, W]`` or ``[H, W]`` (per-coefficient variance of ``D(x0 -
+    mu)``); see :func:`linear_mmse_band_r2` for its per-band ``R^2`` in closed form.
+    """
+    from .frequency import dct2, dct_matrix
+
+    if x_t.dim() != 4 or not 0.0 < float(abar) <= 1.0:
+        raise ValueError(f"x_t must be [B, C, H, W] and abar in (0, 1], got {tuple(x_t.shape)} and {abar}")
+    a = float(abar)
+    g = a**0.5 * var / (a * var + 1 - a)
+    mh, mw = dct_matrix(x_t.shape[-2], x_t.dtype, x_t.device), dct_matrix(x_t.shape[-1], x_t.dtype, x_t.device)
+    return mh.T @ (g * dct2(x_t - a**0.5 * mean)) @ mw + mean
+
+
+def linear_mmse_band_r2(abar: float, var: Tensor, n_bands: int = 4, data_var: Tensor | None = None) -> Tensor:
+    """Closed-form expected per-band ``R^2`` of :func:`linear_mmse_x0` (built with coefficient variances ``var``) on
+    images whose mean-removed DCT coefficients have second moments ``data_var`` (default ``var``), the expectation
+    over the noise: with gain ``g_k`` the error of coefficient ``k`` is ``(g_k sqrt(abar) - 1)^2 d_k + g_k^2 (1 -
+    abar)``, so ``R^2_b = 1 - sum_{k in b} err_k / sum_{k in b} d_k``; for ``d = var`` this is
+    ``sum_{k in b} abar var_k^2 / (abar var_k + 1 - abar) / sum_{k in b} var_k``."""
+    from .frequency import band_index
+
+    a = float(abar)
+
+    def flat(v: Tensor) -> Tensor:
+        return v.reshape(-1, *v.shape[-2:]).sum(0) if v.dim() == 3 else v
+
+    v = flat(var)
+    d = v if data_var is None else flat(data_var)
+    g = a**0.5 * v / (a * v + 1 - a)
+    err = (g * a**0.5 - 1).pow(2) * d + g.pow(2) * (1 - a)
+    idx = band_index(v.shape[-2], v.shape[-1], n_bands).to(v.device)
+    out = torch.empty(n_bands, dtype=v.dtype)
+    for b in range(n_bands):
+        m = idx == b
+        out[b] = 1 - err[m].sum() / d[m].sum() if d[m].sum() > 1e-12 else float("nan")
+    return out
+
+
+def recovery_level_t(t_grid: list[int], r2: list[float], level: float) -> tuple[float, bool]:
+    """Noise level up to which a band is recovered: the largest ``t`` at which its ``R^2`` reaches ``level``, scanning
+    ``t_grid`` (ascending) from the top down and interpolating linearly; censored (``True``) when ``R^2 >= level`` at
+    the largest ``t`` (returned: that ``t``) or at no ``t`` (returned: the smallest ``t``, an upper bound)."""
+    if list(t_grid) != sorted(t_grid):
+        raise ValueError(f"t_grid must be ascending, got {t_grid}")
+    t_star, censored = censored_level_time([-t for t in reversed(t_grid)], list(reversed(r2)), level)
+    return -t_star, censored or (r2[-1] >= level)
