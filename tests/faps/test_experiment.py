@@ -61,7 +61,7 @@ def test_quick_preset_writes_claims(quick):
     assert len(records) == len(result["seeds"])
     assert list((run_dir.parent / ".artifacts").glob("fd-classifier-*.pt"))  # shared by the seeds
     budget, f = result["config"]["budget_steps"], result["config"]["full_finetune_frac"]
-    for r_seed, r in zip(result["seeds"], records):
+    for r in records:
         arms = r["arms"]
         assert set(arms) == {"full", "faps", "random", "fixed", "heuristic"}
         assert all(math.isfinite(arms[a]["fd"]) and arms[a]["fd"] >= 0 for a in arms)
@@ -82,7 +82,6 @@ def test_quick_preset_writes_claims(quick):
         spectral = r["spectral"]
         assert len(spectral["r2_train"]) == len(spectral["r2_steps"]) >= 2
         assert all(v <= 1.0 for row in spectral["r2_by_t"].values() for v in row)  # R^2 <= 1 by definition
-        assert r["data_seed"] == r_seed + result["config"]["seed_offset"]
 
 
 def test_precondition_moves_the_faps_vs_random_claims(quick):
