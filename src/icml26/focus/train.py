@@ -60,6 +60,7 @@ class TrainConfig:
         ``"xor+eos"`` (a chain with probability ``xor_share``, else an EOS-padded task).
     reset_p: reset probability of the chains; chain_rule: ``"xor"`` or ``"hold"`` (:func:`sample_xor_chain`).
     ar_steps: causal next-token pretraining steps before the ``steps`` block-diffusion steps (0: from scratch).
+    loss_weight: ``"1/t"`` (the ELBO weight) or ``"none"`` (mean cross-entropy over the masked tokens).
     """
 
     n_layer: int = 6
@@ -77,6 +78,7 @@ class TrainConfig:
     family: str = "eos"
     reset_p: float = 0.15
     chain_rule: str = "xor"
+    loss_weight: str = "1/t"
     xor_share: float = 0.75
     ar_steps: int = 0
 
@@ -87,6 +89,8 @@ class TrainConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
+        if self.loss_weight not in ("1/t", "none"):
+            raise ValueError(f"loss_weight must be '1/t' or 'none', got {self.loss_weight!r}")
         if ANSWER_LEN % self.block_size:
             raise ValueError(f"block_size must divide the answer length {ANSWER_LEN}, got {self.block_size}")
 
@@ -187,7 +191,8 @@ def train_block_diffusion(cfg: TrainConfig, log=None) -> tuple[BlockDiffusionLM,
         ids = torch.cat((prompt, ans, noisy) if clean else (prompt, noisy), 1)
         logits = model(ids, mask, pos.expand(n, -1))[:, -G:]
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ans.reshape(-1), reduction="none").view(n, G)
-        loss = (ce * masked / t_tok).sum() / (n * G)
+        w = masked / t_tok if cfg.loss_weight == "1/t" else masked.float()
+        loss = (ce * w).sum() / (n * G if cfg.loss_weight == "1/t" else masked.sum().clamp(min=1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
