@@ -55,6 +55,7 @@ class Config:
     alphas: tuple[float, ...] = (1.5,)
     alpha: float = 1.5  # the alpha the claims and ablations use
     forced_budget: int = 2
+    eos_train: TrainConfig = field(default_factory=lambda: TrainConfig(family="eos", block_size=32))
     eos_threshold: float = 0.9  # secondary table: the EOS-padded mix with the old threshold schedule
     eos_prompts: int = 64
     throughput_batches: tuple[int, ...] = (1, 16, 64)
@@ -70,7 +71,9 @@ class Config:
             return self.train
         if name == "ar":
             return replace(self.train, ar_steps=self.ar_steps, steps=self.ar_bd_steps)
-        raise ValueError(f"model name must be one of {MODELS}, got {name!r}")
+        if name == "eos":
+            return self.eos_train
+        raise ValueError(f"model name must be one of {MODELS + ('eos',)}, got {name!r}")
 
 
 FULL = Config(
@@ -80,15 +83,17 @@ FULL = Config(
         n_head=4,
         n_kv_head=2,
         block_size=32,
-        steps=900,
+        steps=700,
         batch_size=32,
         lr=3e-3,
-        family="xor+eos",
-        xor_share=0.8,
+        family="xor",
         loss_weight="none",
     ),
     ar_steps=600,
     ar_bd_steps=600,
+    eos_train=TrainConfig(
+        n_layer=4, n_embd=64, n_head=4, n_kv_head=2, block_size=32, steps=600, batch_size=32, lr=3e-3, family="eos"
+    ),
 )
 QUICK = Config(
     train=TrainConfig(
@@ -100,12 +105,14 @@ QUICK = Config(
         steps=40,
         batch_size=16,
         lr=3e-3,
-        family="xor+eos",
-        xor_share=0.8,
+        family="xor",
         loss_weight="none",
     ),
     ar_steps=20,
     ar_bd_steps=20,
+    eos_train=TrainConfig(
+        n_layer=3, n_embd=32, n_head=4, n_kv_head=2, block_size=32, steps=20, batch_size=16, lr=3e-3, family="eos"
+    ),
     n_prompts=8,
     eval_batch=8,
     eos_prompts=8,
@@ -257,17 +264,17 @@ def importance_summary(recs: dict, seed: int) -> dict:
 
 
 def compute_seed(cfg: Config, models: dict, seed: int) -> dict:
-    """Both models on one held-out prompt set of the main setting, and on the EOS-padded secondary set."""
+    """Both main models on one held-out prompt set of the main setting, and the EOS model on the EOS-padded
+    secondary set."""
     rng = seed_everything(seed)
-    tc = cfg.train
-    data = tc.sample(np.random.default_rng(10_000 + seed), cfg.n_prompts, "xor")
-    eos = tc.sample(np.random.default_rng(40_000 + seed), cfg.eos_prompts, "eos")
+    data = cfg.train.sample(np.random.default_rng(10_000 + seed), cfg.n_prompts, "xor")
+    eos = cfg.eos_train.sample(np.random.default_rng(40_000 + seed), cfg.eos_prompts)
     out: dict = {"eos_task": eos["task"].tolist()}
-    for mname, model in models.items():
-        res = decode_all(model, _decoders(cfg, mname), data, cfg.eval_batch, rng, "delayed_cache")
+    for mname in MODELS:
+        res = decode_all(models[mname], _decoders(cfg, mname), data, cfg.eval_batch, rng, "delayed_cache")
         res.update(importance_summary(res.pop("records"), seed))
-        res["eos"] = decode_all(model, _eos_decoders(cfg), eos, cfg.eval_batch, rng, None)
         out[mname] = res
+    out["eos"] = decode_all(models["eos"], _eos_decoders(cfg), eos, cfg.eval_batch, rng, None)
     return out
 
 
@@ -314,7 +321,7 @@ def measure_throughput(cfg: Config, model, seed: int) -> dict:
 
 def measure(cfg: Config, seed: int, progress) -> dict:
     """One seed: both models on fresh held-out prompts, the exactness checks and the throughput probe."""
-    loaded = {m: _model(cfg, m, progress) for m in MODELS}
+    loaded = {m: _model(cfg, m, progress) for m in MODELS + ("eos",)}
     models = {m: v[0] for m, v in loaded.items()}
     out = progress.cached("decode", lambda: compute_seed(cfg, models, seed))
     out["exact"] = progress.cached("exact", lambda: {m: exactness(cfg, models[m], seed) for m in MODELS})
@@ -570,30 +577,27 @@ def _tables(cfg: Config, per_seed: list[dict], report: Report, thr: list[dict], 
         "the 12 best pairs of the from-scratch model.",
     )
     eos_rows = []
-    for mname in MODELS:
-        for name in _eos_decoders(cfg):
-            rs = [r[mname]["eos"][name] for r in per_seed]
-            eos_rows.append(
-                {
-                    "model": mname,
-                    "decoder": name,
-                    "token accuracy % (content, EOS fill excluded)": float(
-                        np.mean([100 * np.mean(r["token_acc"]) for r in rs])
-                    ),
-                    "decoded / masked per step": float(np.mean([r["decoded_share"] for r in rs])),
-                    "redundancy": float(np.mean([r["redundancy"] for r in rs])),
-                    "token-layers / delayed cache": float(
-                        np.mean([_token_layer_ratio(r[mname]["eos"], name) for r in per_seed])
-                    ),
-                    "steps per block": float(np.mean([r["steps_per_block"] for r in rs])),
-                }
-            )
+    for name in _eos_decoders(cfg):
+        rs = [r["eos"][name] for r in per_seed]
+        eos_rows.append(
+            {
+                "decoder": name,
+                "token accuracy % (content, EOS fill excluded)": float(
+                    np.mean([100 * np.mean(r["token_acc"]) for r in rs])
+                ),
+                "decoded / masked per step": float(np.mean([r["decoded_share"] for r in rs])),
+                "redundancy": float(np.mean([r["redundancy"] for r in rs])),
+                "token-layers / delayed cache": float(np.mean([_token_layer_ratio(r["eos"], name) for r in per_seed])),
+                "exact match %": float(np.mean([100 * np.mean(r["correct"]) for r in rs])),
+                "steps per block": float(np.mean([r["steps_per_block"] for r in rs])),
+            }
+        )
     report.add_table(
         "eos_padded",
         eos_rows,
         f"Secondary setting: the EOS-padded task mix ({', '.join(TASKS)}; answers 4-12 content tokens + EOS fill to "
-        f"{ANSWER_LEN}) with the threshold schedule tau={cfg.eos_threshold:g}; same models, {cfg.eos_prompts} prompts "
-        "per seed. The EOS run decodes in bursts, so there is little to evict.",
+        f"{ANSWER_LEN}) with the threshold schedule tau={cfg.eos_threshold:g}, decoded by a third model of the same "
+        f"size trained on that mix ({cfg.eos_train.steps} steps); {cfg.eos_prompts} prompts per seed.",
     )
     trows = []
     for bs in cfg.throughput_batches:
@@ -627,7 +631,7 @@ def _tables(cfg: Config, per_seed: list[dict], report: Report, thr: list[dict], 
     info = per_seed[0]["train"]
     report.metrics.update(
         {
-            "train": {m: {kk: v for kk, v in info[m].items() if not kk.endswith("curve")} for m in MODELS},
+            "train": {m: {kk: v for kk, v in info[m].items() if not kk.endswith("curve")} for m in info},
             "baseline_decoded_share": {m: [r[m]["delayed_cache"]["decoded_share"] for r in per_seed] for m in MODELS},
             "baseline_redundancy": {m: [r[m]["delayed_cache"]["redundancy"] for r in per_seed] for m in MODELS},
             "auroc": {m: {key: [r[m]["auroc"][key] for r in per_seed] for key in SCORES} for m in MODELS},
@@ -644,14 +648,14 @@ def _tables(cfg: Config, per_seed: list[dict], report: Report, thr: list[dict], 
             "throughput": thr,
         }
     )
-    for m in MODELS:
+    for m in MODELS + ("eos",):
         i = info[m]
         tc = cfg.model_config(m)
         trained = "loaded from cache" if i.get("cached") else f"{i['train_cpu_s']:.0f} CPU s"
         ar_txt = f"{tc.ar_steps} causal-LM steps (final loss {i['ar_final_loss']:.3f}) then " if tc.ar_steps else ""
         report.add_note(
             f"Model '{m}': L={tc.n_layer}, E={tc.n_embd}, H={tc.n_head}, Hkv={tc.n_kv_head}, B={tc.block_size}, "
-            f"data {tc.family} (chains share {tc.xor_share:g}, reset p {tc.reset_p:g}); {ar_txt}{tc.steps} "
+            f"data {tc.family}{f' (reset p {tc.reset_p:g})' if tc.family != 'eos' else ''}; {ar_txt}{tc.steps} "
             f"block-diffusion steps (final loss {i['final_loss']:.3f}, {trained}); shared by all seeds."
         )
     report.add_note(
@@ -689,7 +693,7 @@ def _figures(report: Report, cfg: Config, per_seed: list[dict], a: str) -> None:
 
     fig = Figure(figsize=(5, 3.5))
     ax = fig.add_subplot()
-    for setting, get in (("main", lambda r: r["scratch"]), ("EOS-padded", lambda r: r["scratch"]["eos"])):
+    for setting, get in (("main", lambda r: r["scratch"]), ("EOS-padded", lambda r: r["eos"])):
         h = np.sum([get(r)["delayed_cache"]["decoded_per_step_hist"] for r in per_seed], axis=0).astype(float)
         ax.plot(np.arange(h.size), h / h.sum(), "o-", label=f"B1, {setting}")
     ax.set_xlabel("tokens decoded in one step")
