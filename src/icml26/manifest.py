@@ -67,7 +67,8 @@ PAPERS: tuple[dict, ...] = (
         "slug": "focus",
         "title": "FOCUS: DLLMs Know How to Tame Their Compute Bound",
         "paper": "K. Liang, X. Tan, A. Zhong, H. Xu, M. Canini, ICML 2026, arXiv 2601.23278",
-        "component": "BlockDiffusionLM + BlockDiffusionDecoder (delayed cache, FOCUS eviction), focus_* pure functions",
+        "component": "BlockDiffusionLM + BlockDiffusionDecoder (delayed cache, FOCUS eviction, tokens_per_step "
+        "low-confidence remasking, position-rule ablations), focus_* pure functions, AR-then-diffusion training",
     },
     {
         "slug": "fused_orthogonal",

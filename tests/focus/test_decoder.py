@@ -90,10 +90,13 @@ def test_focus_evicts_and_saves_token_layers(model, prompts):
         {"enable_focus": True, "eviction": "random"},
         {"enable_focus": True, "eviction": "no_rules"},
         {"enable_focus": True, "fixed_budget": 2, "eviction": "bottom"},
+        {"enable_focus": True, "eviction": "rightmost"},
+        {"enable_focus": True, "eviction": "nearest_decoded", "tokens_per_step": 2},
+        {"threshold": 1.0, "tokens_per_step": 3},
     ],
 )
 def test_decoding_invariants(model, prompts, kw):
-    cfg = _cfg(**kw)
+    cfg = DllmConfig(**{"block_size": B, "threshold": 0.2, "mask_id": MASK, **kw})
     toks, st = BlockDiffusionDecoder(model, cfg).generate(prompts, G)
     L = model.n_layer
     assert toks.shape == (len(prompts), G)
@@ -170,3 +173,45 @@ def test_decoder_selection_is_focus_select(model):
         avg, prog = float(rng.uniform(0, 4)), int(rng.integers(-1, 8))
         want = focus_select(torch.from_numpy(i1 - i0), torch.from_numpy(pos), focus_budget(m, avg, 1.5), prog)
         assert dec._select(i0, i1, pos, avg, prog).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_tokens_per_step_at_threshold_one_decodes_exactly_k(model, prompts, k):
+    """LLaDA-style low-confidence remasking: nothing passes tau = 1, so exactly k tokens (fewer at a block's end)."""
+    _, st = BlockDiffusionDecoder(model, _cfg_k(k)).generate(prompts, G)
+    want = [k] * (B // k) + ([B % k] if B % k else [])
+    assert all(d == want * (G // B) for d in st.decoded_per_step)
+
+
+def _cfg_k(k, **kw):
+    return DllmConfig(block_size=B, threshold=1.0, tokens_per_step=k, mask_id=MASK, **kw)
+
+
+def test_tokens_per_step_one_is_the_floor_rule(model, prompts):
+    a, sa = BlockDiffusionDecoder(model, _cfg()).generate(prompts, G)
+    b, sb = BlockDiffusionDecoder(model, _cfg(tokens_per_step=1)).generate(prompts, G)
+    assert torch.equal(a, b) and sa.decoded_per_step == sb.decoded_per_step
+    with pytest.raises(ValueError, match="tokens_per_step"):
+        _cfg(tokens_per_step=0)
+    with pytest.raises(ValueError, match="tokens_per_step"):
+        _cfg(tokens_per_step=1.5)
+
+
+def test_unlimited_budget_equals_baseline_on_the_xor_task():
+    """The main setting: reset-XOR prompts, one token per step; alpha = inf gives B1's tokens and steps."""
+    import numpy as np
+
+    from icml26.focus.tasks import ANSWER_LEN, EOS, PAD, sample_xor_chain
+    from icml26.focus.train import TrainConfig
+
+    torch.manual_seed(3)
+    m = TrainConfig(n_layer=3, n_embd=16, n_head=2, n_kv_head=1, block_size=32, family="xor").model().eval()
+    p = torch.from_numpy(sample_xor_chain(np.random.default_rng(0), 4)["prompt"])
+    base = DllmConfig(block_size=32, threshold=1.0, suppress_ids=(PAD, EOS))
+    t0, s0 = BlockDiffusionDecoder(m, base).generate(p, ANSWER_LEN)
+    t1, s1 = BlockDiffusionDecoder(
+        m, DllmConfig(**{**base.__dict__, "enable_focus": True, "focus_alpha": math.inf})
+    ).generate(p, ANSWER_LEN)
+    assert torch.equal(t0, t1) and s0.decoded_per_step == s1.decoded_per_step
+    assert s0.processed_token_layers == s1.processed_token_layers
+    assert all(d == [1] * 32 for d in s0.decoded_per_step)

@@ -139,3 +139,17 @@ def test_bad_inputs_name_argument():
         focus_select(torch.zeros(3), torch.tensor([0, 2, 1]), 1, 0)
     with pytest.raises(ValueError, match="num_masked"):
         focus_budget(-1, 1.0, 1.5)
+
+
+def test_nearest_decoded_distance_hand_made():
+    from icml26.focus import nearest_decoded_distance
+
+    # block of 8, decoded positions 2 and 6 (and the prefix at -1): masked 0 1 3 4 5 7
+    assert nearest_decoded_distance([0, 1, 3, 4, 5, 7], 8).tolist() == [1, 1, 1, 2, 1, 1]
+    # nothing decoded yet: only the prefix counts
+    assert nearest_decoded_distance([0, 1, 2, 3], 4).tolist() == [1, 2, 3, 4]
+    assert nearest_decoded_distance([], 4).tolist() == []
+    with pytest.raises(ValueError, match="masked_positions"):
+        nearest_decoded_distance([4], 4)
+    with pytest.raises(ValueError, match="block_size"):
+        nearest_decoded_distance([0], 0)

@@ -17,9 +17,17 @@ Notation -> names:
 """
 
 from .decoder import BlockDiffusionDecoder, DecodeStats, DllmConfig
-from .focus import apply_rules, focus_budget, focus_importance, focus_select, mark_cached, threshold_count
+from .focus import (
+    apply_rules,
+    focus_budget,
+    focus_importance,
+    focus_select,
+    mark_cached,
+    nearest_decoded_distance,
+    threshold_count,
+)
 from .model import BlockDiffusionLM, block_causal_mask
-from .train import TrainConfig, load_or_train, train_block_diffusion
+from .train import TrainConfig, load_or_train, pretrain_autoregressive, train_block_diffusion
 
 __all__ = [
     "BlockDiffusionLM",
@@ -32,6 +40,8 @@ __all__ = [
     "focus_select",
     "mark_cached",
     "threshold_count",
+    "nearest_decoded_distance",
+    "pretrain_autoregressive",
     "apply_rules",
     "TrainConfig",
     "train_block_diffusion",

@@ -7,8 +7,9 @@ One step on the current block of every unfinished sequence:
    tokens picks the kept set (:func:`focus_budget`, :func:`focus_select`); unmasked tokens are always kept;
 3. layers 2..L-1 and the LM head run on the kept tokens only; their attention sees the prefix cache and the
    block positions that already have deep keys/values (``<= block_progress``);
-4. threshold decoding on the kept masked tokens: unmask every one with confidence ``> threshold``, else the
-   single most confident one;
+4. threshold decoding on the kept masked tokens: unmask every one with confidence ``> threshold``; if fewer
+   than ``tokens_per_step`` (default 1: the floor rule) pass, unmask the ``tokens_per_step`` most confident
+   (``threshold = 1`` with ``tokens_per_step = k`` is LLaDA's low-confidence remasking, k tokens per step);
 5. :func:`mark_cached` freezes decoded tokens whose right neighbour is decoded too.
 
 A finished block is re-run once, clean, on top of the prefix cache (:meth:`BlockDiffusionLM.extend`), so the
@@ -23,13 +24,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .focus import _check_alpha, _top, apply_rules, focus_budget, importance_batched, mark_cached
+from .focus import (
+    _check_alpha,
+    _top,
+    apply_rules,
+    focus_budget,
+    importance_batched,
+    mark_cached,
+    nearest_decoded_distance,
+)
 from .focus import threshold_count as _threshold_count
 from .model import BlockDiffusionLM
 
 __all__ = ["DllmConfig", "DecodeStats", "BlockDiffusionDecoder", "EVICTIONS"]
 
-EVICTIONS = ("focus", "random", "bottom", "single_layer", "no_rules")
+EVICTIONS = ("focus", "random", "bottom", "single_layer", "no_rules", "rightmost", "nearest_decoded")
 
 
 @dataclass(frozen=True)
@@ -38,13 +47,19 @@ class DllmConfig:
 
     block_size: tokens per block ``B``; must divide ``max_new_tokens``.
     threshold: confidence ``tau`` in (0, 1]; tokens with ``max softmax > tau`` are unmasked.
+    tokens_per_step: ``k >= 1``; when fewer than ``k`` tokens pass ``tau``, the ``k`` most confident masked
+        tokens with logits this step are unmasked instead (ties: leftmost first).  ``k = 1`` is the floor rule
+        (the single most confident token); ``threshold = 1.0`` (nothing passes) with ``k`` gives LLaDA-style
+        low-confidence remasking with exactly ``k`` tokens per step.
     mask_id: the [MASK] token id.
     enable_delayed_cache: neighbour-aware in-block KV cache (off: recompute the whole block every step).
     enable_focus: evict tokens after layer 1.
     focus_alpha: budget multiplier ``alpha > 0`` (``math.inf``: keep every masked token).
     eviction: ``"focus"`` (top ``dI`` + rules), or an ablation at the same kept count: ``"random"``,
         ``"bottom"`` (lowest ``dI``), ``"single_layer"`` (top ``I^(1)``), ``"no_rules"`` (top ``dI``, no
-        structural rules).
+        structural rules), and the position rules ``"rightmost"`` (rightmost masked first) and
+        ``"nearest_decoded"`` (masked tokens closest to a decoded one or to the prefix first, see
+        :func:`nearest_decoded_distance`), both with the structural rules.
     fixed_budget: if set, force ``K`` to this value (no ``alpha`` rule, no mean+std override).
     suppress_ids: token ids never predicted (the mask id is always suppressed).
     seed: seeds the random eviction ablation.
@@ -52,6 +67,7 @@ class DllmConfig:
 
     block_size: int = 32
     threshold: float = 0.9
+    tokens_per_step: int = 1
     mask_id: int = 1
     enable_delayed_cache: bool = True
     enable_focus: bool = False
@@ -66,6 +82,12 @@ class DllmConfig:
             raise ValueError(f"block_size must be an integer >= 1, got {self.block_size!r}")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must lie in (0, 1], got {self.threshold!r}")
+        if (
+            isinstance(self.tokens_per_step, bool)
+            or not isinstance(self.tokens_per_step, int)
+            or self.tokens_per_step < 1
+        ):
+            raise ValueError(f"tokens_per_step must be an integer >= 1, got {self.tokens_per_step!r}")
         _check_alpha(self.focus_alpha)
         if self.eviction not in EVICTIONS:
             raise ValueError(f"eviction must be one of {EVICTIONS}, got {self.eviction!r}")
@@ -83,8 +105,8 @@ class DecodeStats:
     processed_token_layers: sum over steps of ``2 * processed + (L - 2) * kept`` (decode steps only).
     commit_token_layers: token-layers of the clean re-run of finished blocks (the same for every decoder).
     records: with ``record=True``, per step and masked processed token: ``I0``, ``I1``, ``pos`` (block
-        position), ``decoded`` (1 if unmasked this step), ``seq``; without FOCUS also ``I_layers`` (the
-        importance at every layer, one list per token).
+        position), ``dist`` (:func:`nearest_decoded_distance`), ``decoded`` (1 if unmasked this step),
+        ``seq``; without FOCUS also ``I_layers`` (the importance at every layer, one list per token).
     """
 
     steps: list[int]
@@ -142,7 +164,7 @@ class BlockDiffusionDecoder:
         self._rng = np.random.default_rng(cfg.seed)
         stats = DecodeStats([0] * N, [[] for _ in range(N)], [[] for _ in range(N)], [[] for _ in range(N)], [0] * N)
         if record:
-            stats.records = {k: [] for k in ("I0", "I1", "pos", "decoded", "seq", "I_layers")}
+            stats.records = {k: [] for k in ("I0", "I1", "pos", "dist", "decoded", "seq", "I_layers")}
         _, cache = model.extend(prompt_ids, None)
         out = []
         for _ in range(max_new_tokens // cfg.block_size):
@@ -211,7 +233,7 @@ class BlockDiffusionDecoder:
             if record:
                 for r, s in enumerate(a_list):
                     c = n_m_list[r]
-                    self._record(stats, s, imp[0][r, :c], imp[1][r, :c], m_pos[r, :c])
+                    self._record(stats, s, imp[0][r, :c], imp[1][r, :c], m_pos[r, :c], B)
                     if len(imp) > 2:  # without eviction every layer ran on the processing set
                         stats.records["I_layers"] += np.stack([i[r, :c] for i in imp], 1).tolist()
             if cfg.enable_focus:
@@ -257,9 +279,11 @@ class BlockDiffusionDecoder:
             is_m = valid & (xa.gather(1, idx.clamp(max=B - 1)) == cfg.mask_id)
             conf = torch.where(is_m, conf, -1.0)
             unmask = conf > cfg.threshold
-            best = conf.argmax(1)
-            none = ~unmask.any(1)
-            unmask[none, best[none]] = True
+            kk = min(cfg.tokens_per_step, conf.shape[1])
+            top = torch.sort(conf, dim=1, descending=True, stable=True).indices[:, :kk]  # ties: leftmost first
+            top_m = torch.zeros_like(unmask).scatter_(1, top, True) & (conf >= 0)  # masked tokens only
+            short = unmask.sum(1) < cfg.tokens_per_step
+            unmask |= top_m & short[:, None]
             x_before = xa.clone()
             new_x = xa.clone()
             rr, cc = unmask.nonzero(as_tuple=True)
@@ -296,6 +320,10 @@ class BlockDiffusionDecoder:
             n = _threshold_count(delta, focus_budget(m, avg, cfg.focus_alpha))
         if cfg.eviction == "random":
             score = self._rng.random(m)
+        elif cfg.eviction == "rightmost":
+            score = masked_pos.astype(np.float64)
+        elif cfg.eviction == "nearest_decoded":
+            score = -nearest_decoded_distance(masked_pos, cfg.block_size).astype(np.float64)
         else:
             score = {"focus": delta, "no_rules": delta, "bottom": -delta, "single_layer": i1}[cfg.eviction]
         kept = np.zeros(m, dtype=bool)
@@ -305,11 +333,12 @@ class BlockDiffusionDecoder:
         return masked_pos[kept]
 
     @staticmethod
-    def _record(stats: DecodeStats, s: int, i0, i1, pos) -> None:
+    def _record(stats: DecodeStats, s: int, i0, i1, pos, block_size: int) -> None:
         recs = stats.records
         recs["I0"] += np.asarray(i0).tolist()
         recs["I1"] += np.asarray(i1).tolist()
         recs["pos"] += np.asarray(pos).tolist()
+        recs["dist"] += nearest_decoded_distance(pos, block_size).tolist()
         recs["seq"] += [s] * len(pos)
 
 

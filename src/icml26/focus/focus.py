@@ -19,6 +19,7 @@ __all__ = [
     "threshold_count",
     "apply_rules",
     "importance_batched",
+    "nearest_decoded_distance",
 ]
 
 
@@ -186,3 +187,23 @@ def mark_cached(uncached: torch.Tensor, block_tokens: torch.Tensor, mask_id: int
     right = torch.ones_like(done)
     right[..., :-1] = done[..., 1:]
     return uncached & ~(done & right)
+
+
+def nearest_decoded_distance(masked_positions, block_size: int) -> np.ndarray:
+    """Position baseline: for each masked block position ``p``, ``min |p - q|`` over the decoded positions ``q``
+    of the block (every position in ``range(block_size)`` not in ``masked_positions``) and ``q = -1`` (the prefix
+    just left of the block is always known).  Returns an int array like ``masked_positions``; the score "keep the
+    masked tokens next to known ones" is ``-distance``.
+    """
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be an integer >= 1, got {block_size!r}")
+    pos = np.asarray(masked_positions, dtype=np.int64)
+    if pos.ndim != 1 or (pos.size and (pos.min() < 0 or pos.max() >= block_size)):
+        raise ValueError(f"masked_positions must be 1-d block positions in [0, {block_size}), got {pos.tolist()}")
+    known = np.ones(block_size + 1, dtype=bool)  # index 0 is the prefix (position -1)
+    known[pos + 1] = False
+    q = np.flatnonzero(known) - 1  # sorted, always holds -1
+    j = np.searchsorted(q, pos)
+    left = pos - q[j - 1]  # q[j - 1] < p always exists (-1)
+    right = np.where(j < q.size, q[np.minimum(j, q.size - 1)] - pos, np.iinfo(np.int64).max)
+    return np.minimum(left, right)

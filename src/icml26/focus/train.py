@@ -4,6 +4,13 @@ Objective (SDAR-style, all blocks at once): the input is ``[prompt | clean answe
 answer block ``b`` of the noisy copy has its tokens masked independently with probability ``t_b ~ U(eps, 1]``;
 a noisy block attends bidirectionally to itself and to the prompt and clean blocks ``< b``; the clean copy is
 block-causal.  Loss: cross-entropy on the masked tokens weighted by ``1 / t_b``, averaged over answer tokens.
+When the answer is a single block no noisy block reads the clean copy, so it is left out (same loss, less work).
+
+AR-then-diffusion (``ar_steps > 0``, the way SDAR models are made from an AR backbone): the model is first
+trained as a causal next-token LM on the task text ``[prompt | answer]`` (``ar_steps`` steps, loss
+``-log p(w_{t+1} | w_{<=t})`` over every position), then adapted with the block-diffusion objective for ``steps``
+more steps (a fresh optimiser and schedule).  Our adaptation keeps the diffusion head unshifted (a masked token
+is predicted at its own position), unlike Dream's shifted head.
 """
 
 from __future__ import annotations
@@ -23,13 +30,39 @@ import torch.nn.functional as F
 from icml26.core import atomic_write_bytes
 
 from .model import BlockDiffusionLM
-from .tasks import ANSWER_LEN, MASK, PROMPT_LEN, TASKS, VOCAB_SIZE, sample_tasks
+from .tasks import (
+    ANSWER_LEN,
+    FAMILIES,
+    FAMILY_PROMPT_LEN,
+    MASK,
+    PROMPT_LEN,
+    TASKS,
+    VOCAB_SIZE,
+    sample_family,
+    sample_tasks,
+)
 
-__all__ = ["TrainConfig", "train_block_diffusion", "load_or_train", "training_mask", "default_cache_dir"]
+__all__ = [
+    "TrainConfig",
+    "train_block_diffusion",
+    "pretrain_autoregressive",
+    "load_or_train",
+    "training_mask",
+    "default_cache_dir",
+]
 
 
 @dataclass(frozen=True)
 class TrainConfig:
+    """Model sizes and training recipe.
+
+    family: training data, ``"eos"`` (the EOS-padded mix of ``tasks``), ``"xor"`` (reset-XOR chains) or
+        ``"xor+eos"`` (a chain with probability ``xor_share``, else an EOS-padded task).
+    reset_p: reset probability of the chains; chain_rule: ``"xor"`` or ``"hold"`` (:func:`sample_xor_chain`).
+    ar_steps: causal next-token pretraining steps before the ``steps`` block-diffusion steps (0: from scratch).
+    loss_weight: ``"1/t"`` (the ELBO weight) or ``"none"`` (mean cross-entropy over the masked tokens).
+    """
+
     n_layer: int = 6
     n_embd: int = 128
     n_head: int = 4
@@ -42,10 +75,38 @@ class TrainConfig:
     min_t: float = 0.05
     tasks: tuple[str, ...] = TASKS
     seed: int = 0
+    family: str = "eos"
+    reset_p: float = 0.15
+    chain_rule: str = "xor"
+    loss_weight: str = "1/t"
+    xor_share: float = 0.75
+    ar_steps: int = 0
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        for name in ("steps", "ar_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
+        if self.loss_weight not in ("1/t", "none"):
+            raise ValueError(f"loss_weight must be '1/t' or 'none', got {self.loss_weight!r}")
+        if ANSWER_LEN % self.block_size:
+            raise ValueError(f"block_size must divide the answer length {ANSWER_LEN}, got {self.block_size}")
+
+    @property
+    def prompt_len(self) -> int:
+        return PROMPT_LEN if self.family == "eos" else FAMILY_PROMPT_LEN
 
     def model(self) -> BlockDiffusionLM:
         return BlockDiffusionLM(
-            VOCAB_SIZE, self.n_layer, self.n_embd, self.n_head, self.n_kv_head, max_len=PROMPT_LEN + ANSWER_LEN
+            VOCAB_SIZE, self.n_layer, self.n_embd, self.n_head, self.n_kv_head, max_len=self.prompt_len + ANSWER_LEN
+        )
+
+    def sample(self, rng: np.random.Generator, n: int, family: str | None = None) -> dict[str, np.ndarray]:
+        """``n`` examples of ``family`` (default: the training family), prompts padded to :attr:`prompt_len`."""
+        return sample_family(
+            family or self.family, rng, n, self.reset_p, self.xor_share, self.prompt_len, self.chain_rule
         )
 
 
@@ -65,32 +126,73 @@ def training_mask(prompt_len: int, answer_len: int, block_size: int) -> tuple[to
     return clean_q | noisy_q, pos
 
 
+def _lr(cfg: TrainConfig, step: int, total: int) -> float:
+    return cfg.lr * min(1.0, (step + 1) / 50) * 0.5 * (1 + np.cos(np.pi * step / total))
+
+
+def _sample(cfg: TrainConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    if cfg.family == "eos":  # the original mix, restricted to ``cfg.tasks``
+        return sample_tasks(rng, cfg.batch_size, cfg.tasks)
+    return cfg.sample(rng, cfg.batch_size)
+
+
+def pretrain_autoregressive(model: BlockDiffusionLM, cfg: TrainConfig, rng: np.random.Generator, log=None) -> list:
+    """``cfg.ar_steps`` steps of causal next-token training on ``[prompt | answer]``; returns the loss curve."""
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
+    S = cfg.prompt_len + ANSWER_LEN
+    causal = torch.ones(S, S, dtype=torch.bool).tril()
+    losses = []
+    model.train()
+    for step in range(cfg.ar_steps):
+        for g in opt.param_groups:
+            g["lr"] = _lr(cfg, step, cfg.ar_steps)
+        d = _sample(cfg, rng)
+        ids = torch.from_numpy(np.concatenate((d["prompt"], d["answer"]), 1))
+        logits = model(ids, causal)[:, :-1]
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(float(loss.detach()))
+        if log is not None and step % 200 == 0:
+            log(f"AR step {step} loss {np.mean(losses[-50:]):.3f}")
+    return losses
+
+
 def train_block_diffusion(cfg: TrainConfig, log=None) -> tuple[BlockDiffusionLM, dict]:
-    """Train a fresh model with ``cfg``; returns ``(model in eval mode, info)`` with the loss curve."""
+    """Train a fresh model with ``cfg`` (AR pretraining first if ``cfg.ar_steps``); returns ``(model in eval
+    mode, info)`` with the loss curves (every 10th step)."""
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     model = cfg.model()
+    t0 = time.process_time()
+    ar_losses = pretrain_autoregressive(model, cfg, rng, log) if cfg.ar_steps else []
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
-    P, G, B = PROMPT_LEN, ANSWER_LEN, cfg.block_size
-    mask, pos = training_mask(P, G, B)
+    P, G, B = cfg.prompt_len, ANSWER_LEN, cfg.block_size
     nb = G // B
-    losses, t0 = [], time.process_time()
+    clean = nb > 1  # a single block never reads the clean copy
+    mask, pos = training_mask(P, G, B)
+    if not clean:
+        keep = torch.cat((torch.arange(P), torch.arange(P + G, P + 2 * G)))
+        mask, pos = mask[keep][:, keep], pos[keep]
+    losses = []
     model.train()
     for step in range(cfg.steps):
-        lr = cfg.lr * min(1.0, (step + 1) / 50) * 0.5 * (1 + np.cos(np.pi * step / cfg.steps))
         for g in opt.param_groups:
-            g["lr"] = lr
-        d = sample_tasks(rng, cfg.batch_size, cfg.tasks)
+            g["lr"] = _lr(cfg, step, cfg.steps)
+        d = _sample(cfg, rng)
         prompt, ans = torch.from_numpy(d["prompt"]), torch.from_numpy(d["answer"])
         n = ans.shape[0]
         t = cfg.min_t + (1 - cfg.min_t) * torch.rand(n, nb)
         t_tok = t.repeat_interleave(B, dim=1)
         masked = torch.rand(n, G) < t_tok
         noisy = torch.where(masked, MASK, ans)
-        ids = torch.cat((prompt, ans, noisy), 1)
-        logits = model(ids, mask, pos.expand(n, -1))[:, P + G :]
+        ids = torch.cat((prompt, ans, noisy) if clean else (prompt, noisy), 1)
+        logits = model(ids, mask, pos.expand(n, -1))[:, -G:]
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ans.reshape(-1), reduction="none").view(n, G)
-        loss = (ce * masked / t_tok).sum() / (n * G)
+        w = masked / t_tok if cfg.loss_weight == "1/t" else masked.float()
+        loss = (ce * w).sum() / (n * G if cfg.loss_weight == "1/t" else masked.sum().clamp(min=1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -102,6 +204,8 @@ def train_block_diffusion(cfg: TrainConfig, log=None) -> tuple[BlockDiffusionLM,
     return model, {
         "loss_curve": losses[::10],
         "final_loss": float(np.mean(losses[-50:])),
+        "ar_loss_curve": ar_losses[::10],
+        "ar_final_loss": float(np.mean(ar_losses[-50:])) if ar_losses else None,
         "train_cpu_s": time.process_time() - t0,
     }
 
