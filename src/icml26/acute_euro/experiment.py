@@ -535,7 +535,11 @@ def _select(method: str, d: dict, idx: np.ndarray, cfg: Config, seed: int) -> tu
             best, fs = {"C": float(best["estimator"].steps[-1][1].C)}, dict(zip(map(str, cfg.probe_C), fs))
         return {**view, **best}, {"view": dict(zip(cfg.views, vs)), "second": fs}
     if method == "platt":
-        folds = list(StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=seed).split(raw, y))
+        folds = list(
+            StratifiedKFold(
+                min(cfg.cv_folds, int(min(y.sum(), y.size - y.sum()))), shuffle=True, random_state=seed
+            ).split(raw, y)
+        )
         grid = _platt_grid(cfg)
         scores = []
         for C in grid:
@@ -586,7 +590,7 @@ def _evaluate_seed(d: dict, cfg: Config, seed: int, sizes: tuple[int, ...]) -> d
     rng = np.random.default_rng([seed, 1])
     y, test = d["correct"], d["test"]
     sizes = sorted(sizes)
-    subsets = {n: _subset(rng, d["train"], y, n) for n in sizes}
+    subsets = {n: _subset(rng, d["train"], y, n, min_each=cfg.cv_folds) for n in sizes}
     metrics: dict = {m: {} for m in METHODS}
     chosen: dict = {m: {} for m in ("acute", "probe", "platt")}
     cv_scores: dict = {m: {} for m in ("acute", "probe", "platt")}
@@ -894,12 +898,22 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 f"leaf={p['min_samples_leaf']}, depth={p['max_depth']}, trees={p['n_estimators']}" for p in picks
             ]
             row["forest picks"] = "; ".join(f"{f}: {forests.count(f)}" for f in sorted(set(forests)))
+            # the size dimension: inner-CV Brier of the chosen leaf x depth at every size (mean over seeds)
+            briers = []
+            for sd, pk in zip(seeds, picks):
+                fs = results[name][sd]["cv_scores"]["acute"][str(n)]["second"]
+                leaf, depth = pk["min_samples_leaf"], pk["max_depth"]
+                briers.append([-fs[f"leaf={leaf},depth={depth},trees={t}"] for t in config.forest_sizes])
+            row["cv Brier by size"] = " / ".join(
+                f"{t}: {b:.4f}" for t, b in zip(config.forest_sizes, np.mean(briers, axis=0))
+            )
             rows.append(row)
         rep.add_table(
             f"views_{name}",
             rows,
             f"{name}: ACUTE's view and forest chosen by inner CV on the n training labels, at every n "
-            f"(seeds picking each view / mean inner-CV auc-EURO over seeds)",
+            f"(seeds picking each view / mean inner-CV auc-EURO over seeds; forest picks: seeds per leaf x depth x "
+            f"size; cv Brier by size: the chosen leaf and depth's inner-CV Brier at each size, mean over seeds)",
         )
 
     # metric sanity on real outputs (bootstrap resamples of each task's test split, one per seed): closed forms
