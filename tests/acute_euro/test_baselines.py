@@ -79,3 +79,28 @@ def test_nwkr_bad_bandwidth():
         NWKRCalibrator(bandwidth=-1.0).fit([0.1, 0.5], [0, 1])
     with pytest.raises(ValueError, match="bandwidth must be 'cv' or a positive float"):
         NWKRCalibrator(bandwidth="loo").fit([0.1, 0.5], [0, 1])
+
+
+@pytest.mark.parametrize("C", [1e-3, 0.1, 1.0, 1e4])
+def test_platt_newton_solves_sklearns_logistic_objective(C):
+    """Platt's two parameters minimise the same L2 logistic objective as LogisticRegression(C) (solved tightly)."""
+    from sklearn.linear_model import LogisticRegression
+
+    from icml26.acute_euro.baselines import _logit
+
+    c, y = _conf(300, 2)
+    cal = PlattCalibrator(C=C).fit(c, y)
+    lr = LogisticRegression(C=C, tol=1e-12, max_iter=10000).fit(_logit(c)[:, None], y)
+    assert cal.coef_ == pytest.approx(lr.coef_[0, 0], rel=1e-5, abs=1e-8)
+    assert cal.intercept_ == pytest.approx(lr.intercept_[0], rel=1e-5, abs=1e-8)
+    assert np.allclose(cal.predict_proba(c), lr.predict_proba(_logit(c)[:, None]), atol=1e-6)
+    # separable labels: the penalty keeps the slope finite
+    sep = PlattCalibrator(C=C).fit(np.array([0.1, 0.2, 0.8, 0.9]), np.array([0, 0, 1, 1]))
+    assert np.isfinite(sep.coef_) and sep.coef_ > 0
+
+
+@pytest.mark.parametrize("C", [0, -1.0, float("inf"), "1"])
+def test_platt_rejects_bad_C(C):
+    c, y = _conf(20)
+    with pytest.raises(ValueError, match="C must"):
+        PlattCalibrator(C=C).fit(c, y)

@@ -53,11 +53,11 @@ def _small():
         mlp_epochs=60,
         train_sizes=(25, 100),
         views=("late", "cosine"),
-        n_trees=15,
         cv_trees=5,
-        forest_grid=((("min_samples_leaf", 3),),),
+        forest_leaf=(3,),
+        forest_depth=(None,),
+        forest_sizes=(15,),
         probe_C=(1.0,),
-        platt_C=(1.0,),
     )
 
 

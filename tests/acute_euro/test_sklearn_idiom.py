@@ -128,3 +128,72 @@ def test_new_parameters_are_validated(kw, err):
     acts, raw, y = _data(n=20)
     with pytest.raises(err, match=next(iter(kw))):
         ACUTEConfidenceEstimator(**kw).fit(acts, y, raw_conf=raw)
+
+
+def test_truncated_tree_equals_a_depth_limited_tree():
+    """Reading a fully grown tree at depth d is the tree grown with max_depth=d.  One feature keeps the splits
+    deterministic (with several, equally good splits of small nodes are broken by the splitter's random stream,
+    which a depth limit shifts: then the two are equal in distribution, not tree by tree)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from icml26.acute_euro import truncated_tree_proba
+
+    rng = np.random.default_rng(1)
+    X, Xt = rng.normal(size=(300, 1)), rng.normal(size=(80, 1))
+    y = (np.sin(3 * X[:, 0]) + 0.5 * rng.normal(size=300) > 0).astype(int)
+    full = DecisionTreeClassifier(random_state=0).fit(X, y)
+    got = truncated_tree_proba(full, Xt, [1, 2, 4, 6, None, 10**6])
+    assert full.tree_.max_depth > 6
+    for d in (1, 2, 4, 6):
+        ref = DecisionTreeClassifier(max_depth=d, random_state=0).fit(X, y).predict_proba(Xt)[:, 1]
+        assert np.array_equal(got[d], ref)
+    assert np.array_equal(got[None], full.predict_proba(Xt)[:, 1])
+    assert np.array_equal(got[10**6], got[None])
+
+
+def test_select_forest_cv_scores_are_exact_forests_and_validate():
+    """At the grown size m the (leaf, full depth) score is the inner-CV minus-Brier of the real m-tree ACUTE forest;
+    other sizes follow the unbiased T-tree estimate (pbar - y)^2 + s^2 (1/T - 1/m), so larger forests score better."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from icml26.acute_euro import select_forest_cv
+
+    acts, raw, y = _data(n=90)
+    view = {"view": "mean", "layer": "late"}
+    best, scores = select_forest_cv(
+        acts,
+        y,
+        raw,
+        view=view,
+        min_samples_leaf=(1, 3),
+        max_depth=(2, None),
+        n_estimators=(4, 12, 50),
+        cv=3,
+        random_state=0,
+        cv_trees=12,
+    )
+    assert len(scores) == 12 and set(best) == {"min_samples_leaf", "max_depth", "n_estimators"}
+    assert scores[f"leaf={best['min_samples_leaf']},depth={best['max_depth']},trees={best['n_estimators']}"] == max(
+        scores.values()
+    )
+    for leaf, d in ((1, 2), (3, None)):
+        got = [scores[f"leaf={leaf},depth={d},trees={t}"] for t in (4, 12, 50)]
+        assert got[0] < got[1] < got[2]
+    assert best["n_estimators"] == 50
+    for leaf, k in ((1, 12), (3, 12)):
+        vals = []
+        for tr, te in StratifiedKFold(3, shuffle=True, random_state=0).split(acts, y):
+            est = ACUTEConfidenceEstimator(
+                **view, n_estimators=k, min_samples_leaf=leaf, max_depth=None, random_state=0
+            )
+            p = est.fit(acts[tr], y[tr], raw_conf=raw[tr]).predict_proba(acts[te], raw_conf=raw[te])[:, 1]
+            vals.append(-np.mean((p - y[te]) ** 2))
+        assert scores[f"leaf={leaf},depth=None,trees={k}"] == pytest.approx(np.mean(vals), abs=1e-12)
+    with pytest.raises(ValueError, match="max_depth"):
+        select_forest_cv(acts, y, raw, view=view, max_depth=(0,))
+    with pytest.raises(ValueError, match="min_samples_leaf"):
+        select_forest_cv(acts, y, raw, view=view, min_samples_leaf=())
+    with pytest.raises(ValueError, match="cv_trees"):
+        select_forest_cv(acts, y, raw, view=view, cv_trees=1)
+    with pytest.raises(ValueError, match="cv"):
+        select_forest_cv(acts[:5], np.array([0, 1, 1, 1, 1]), raw[:5], view=view)

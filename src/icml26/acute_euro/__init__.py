@@ -28,7 +28,16 @@ logistic probe (ablation of the forest)     :func:`logistic_probe`
 """
 
 from .baselines import IsotonicCalibrator, NWKRCalibrator, PlattCalibrator, logistic_probe
-from .estimator import ACUTEConfidenceEstimator, as_pooled, layer_index, pack_features, select_view, select_view_cv
+from .estimator import (
+    ACUTEConfidenceEstimator,
+    as_pooled,
+    layer_index,
+    pack_features,
+    select_forest_cv,
+    select_view,
+    select_view_cv,
+    truncated_tree_proba,
+)
 from .metrics import auc_euro, base_rate_euro_curve, binned_ece, euro, euro_curve, smooth_ece
 from .recorder import ActivationRecorder
 
@@ -49,5 +58,7 @@ __all__ = [
     "layer_index",
     "select_view",
     "select_view_cv",
+    "select_forest_cv",
+    "truncated_tree_proba",
     "pack_features",
 ]

@@ -8,6 +8,7 @@ Every calibrator is a scikit-learn estimator with ``fit(raw_conf, y)`` and ``pre
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
@@ -64,23 +65,25 @@ class _Calibrator(ClassifierMixin, BaseEstimator):
 class PlattCalibrator(_Calibrator):
     """Platt scaling on the logit of the raw confidence: ``P(correct) = sigmoid(a * logit(c) + b)``.
 
-    ``a, b`` are fitted by (L2-regularised, strength ``1/C``) logistic regression; logit(c) is taken after
-    clipping c to ``[1e-6, 1 - 1e-6]``.
+    ``a, b`` minimise the L2-regularised logistic loss of scikit-learn's ``LogisticRegression(C)``,
+    ``C * sum_i [log(1 + exp(z_i)) - y_i z_i] + a^2 / 2`` with ``z_i = a * logit(c_i) + b`` (the intercept is not
+    penalised), here by Newton's method with backtracking (two parameters: a few O(n) steps, so a grid of C values
+    costs little); logit(c) is taken after clipping c to ``[1e-6, 1 - 1e-6]``.
     """
 
     def __init__(self, C: float = 1e4) -> None:
         self.C = C
 
     def fit(self, raw_conf, y) -> PlattCalibrator:
-        if not self.C > 0:
-            raise ValueError(f"C must be > 0, got {self.C}")
+        if not (isinstance(self.C, (int, float, np.number)) and np.isfinite(self.C) and self.C > 0):
+            raise ValueError(f"C must be a finite number > 0, got {self.C!r}")
         r, yf = _check_xy(raw_conf, y)
         self.classes_ = np.array([0, 1])
         if np.all(yf == yf[0]):  # one class only: the best constant
             self.constant_ = float(yf[0])
             return self
         self.constant_ = None
-        self.lr_ = LogisticRegression(C=self.C).fit(_logit(r)[:, None], yf.astype(int))
+        self.coef_, self.intercept_ = _platt_newton(_logit(r), yf.astype(float), float(self.C))
         return self
 
     def predict_proba(self, raw_conf) -> np.ndarray:
@@ -88,7 +91,40 @@ class PlattCalibrator(_Calibrator):
         r = _check_conf(raw_conf)
         if self.constant_ is not None:
             return _two_columns(np.full(r.size, self.constant_))
-        return self.lr_.predict_proba(_logit(r)[:, None])
+        return _two_columns(expit(self.coef_ * _logit(r) + self.intercept_))
+
+
+def _platt_newton(x: np.ndarray, y: np.ndarray, C: float, max_iter: int = 100) -> tuple[float, float]:
+    """``argmin_{a,b} C * sum_i [log(1 + e^{z_i}) - y_i z_i] + a^2 / 2``, ``z = a x + b`` (strictly convex)."""
+
+    def objective(a: float, b: float) -> float:
+        z = a * x + b
+        return C * float(np.sum(np.logaddexp(0.0, z) - y * z)) + 0.5 * a * a
+
+    m = float(np.clip(y.mean(), 1e-6, 1 - 1e-6))
+    a, b = 0.0, float(np.log(m / (1 - m)))
+    f = objective(a, b)
+    for _ in range(max_iter):
+        p = expit(a * x + b)
+        g = np.array([C * float((p - y) @ x) + a, C * float(np.sum(p - y))])
+        w = C * p * (1 - p)
+        hxx, hx, h1 = float(w @ (x * x)) + 1.0, float(w @ x), float(w.sum()) + 1e-12
+        det = hxx * h1 - hx * hx
+        step = np.array([h1 * g[0] - hx * g[1], hxx * g[1] - hx * g[0]]) / det if det > 0 else g
+        decrease = float(g @ step)
+        if decrease < 1e-12 * max(1.0, abs(f)):
+            break
+        t = 1.0
+        while t > 1e-12:
+            a1, b1 = a - t * step[0], b - t * step[1]
+            f1 = objective(a1, b1)
+            if f1 <= f - 1e-4 * t * decrease:
+                break
+            t *= 0.5
+        else:
+            break
+        a, b, f = a1, b1, f1
+    return float(a), float(b)
 
 
 class IsotonicCalibrator(_Calibrator):

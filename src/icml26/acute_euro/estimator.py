@@ -11,7 +11,16 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
-__all__ = ["ACUTEConfidenceEstimator", "as_pooled", "layer_index", "pack_features", "select_view", "select_view_cv"]
+__all__ = [
+    "ACUTEConfidenceEstimator",
+    "as_pooled",
+    "layer_index",
+    "pack_features",
+    "select_forest_cv",
+    "select_view",
+    "select_view_cv",
+    "truncated_tree_proba",
+]
 
 _VIEWS = ("mean", "cosine", "pca")
 _NAMED_LAYERS = ("early", "mid", "late")
@@ -352,3 +361,126 @@ def select_view_cv(
             vals.append(float(score(_positive_column(est, acts[te], None if raw is None else raw[te]), y[te])))
         means.append(float(np.mean(vals)))
     return dict(candidates[int(np.argmax(means))]), means
+
+
+def _view_features(params: dict, acts_tr, raw_tr, acts_te, raw_te) -> tuple[np.ndarray, np.ndarray]:
+    """The (training, held-out) feature matrices of one view, fitted (PCA) on the training rows only: exactly the
+    matrices ``ACUTEConfidenceEstimator(**params)`` would feed its classifier in ``fit`` and ``predict_proba``."""
+    est = ACUTEConfidenceEstimator(**params)
+    est._check_params()
+    use_raw = bool(est.include_raw_conf and raw_tr is not None)
+    f_tr = est._features(acts_tr, raw_tr if use_raw else None, fitting=True)
+    f_te = est._features(acts_te, raw_te if use_raw else None, fitting=False)
+    return f_tr, f_te
+
+
+def truncated_tree_proba(tree, X, depths: Sequence[int | None], column: int = 1) -> dict:
+    """``P(class column)`` of one fitted decision tree for the rows of ``X``, read at every depth in ``depths``.
+
+    A tree grown without a depth limit, read at depth ``d``, predicts with the class frequencies of each sample's
+    ancestor node at depth ``min(d, leaf depth)``: that is the tree grown with ``max_depth=d`` (same bootstrap, same
+    splits down to depth ``d``; identical when the splits are deterministic, e.g. ``max_features=None`` without
+    ties, and equal in distribution for a random forest's randomised splits).  ``None`` = the full tree.  Returns
+    ``{d: array [n]}``.
+    """
+    t = tree.tree_
+    leaves = t.apply(np.ascontiguousarray(X, dtype=np.float32))
+    value = t.value[:, 0, :]
+    prob = value[:, column] / value.sum(axis=1)
+    depth = np.asarray(t.compute_node_depths(), dtype=int) - 1  # root at depth 0
+    parent = np.full(t.node_count, -1)
+    inner = np.flatnonzero(t.children_left >= 0)
+    parent[t.children_left[inner]] = inner
+    parent[t.children_right[inner]] = inner
+    out = {}
+    for d in depths:
+        if d is None or d >= t.max_depth:
+            out[d] = prob[leaves]
+            continue
+        anc = np.arange(t.node_count)
+        for level in range(d + 1, t.max_depth + 1):  # parents first: their ancestor is already resolved
+            nodes = np.flatnonzero(depth == level)
+            anc[nodes] = anc[parent[nodes]]
+        out[d] = prob[anc[leaves]]
+    return out
+
+
+def select_forest_cv(
+    X,
+    y,
+    raw_conf=None,
+    view: dict | None = None,
+    min_samples_leaf: Sequence[int] = (1, 3, 10),
+    max_depth: Sequence[int | None] = (2, 4, 8, None),
+    n_estimators: Sequence[int] = (50, 100, 200),
+    cv: int = 5,
+    random_state: int | None = None,
+    cv_trees: int | None = None,
+) -> tuple[dict, dict]:
+    """The random forest's size, depth and leaf size by inner ``cv``-fold cross-validated Brier score on the
+    training labels (returned as a higher-is-better score: minus the Brier score).
+
+    Grid: ``min_samples_leaf x max_depth x n_estimators``.  Cost: ONE forest of ``m = cv_trees`` trees (default
+    ``max(n_estimators)``) per leaf size and fold, grown without a depth limit on the view's features (computed,
+    PCA included, once per fold).  Every depth is read off its trees (:func:`truncated_tree_proba`).  Every size
+    ``T`` is scored by the expected Brier score of a ``T``-tree forest given the fold's training rows, estimated
+    without bias from the ``m`` trees: the trees are i.i.d. given those rows, so with ``pbar_i`` and ``s_i^2`` the
+    mean and the (ddof = 1) variance of the ``m`` tree predictions on held-out row ``i``,
+
+        E[(mean of T trees - y_i)^2] = (mu_i - y_i)^2 + sigma_i^2 / T,
+        estimated by  (pbar_i - y_i)^2 + s_i^2 (1/T - 1/m).
+
+    At ``T = m`` this is the grown forest's Brier score exactly (the ``m``-tree ACUTE forest of the same
+    ``random_state``); sizes above ``m`` cost nothing more.  In expectation the Brier score never rises with the
+    size, so the estimate picks the largest size unless the trees agree (``s_i = 0``); it also reports how much
+    each doubling gains.  Folds: ``StratifiedKFold(cv, shuffle=True, random_state)`` like :func:`select_view_cv`
+    (``cv`` lowered to the minority-class count, >= 2).
+
+    Returns ``(best, scores)``: ``best = {"min_samples_leaf", "max_depth", "n_estimators"}`` (ties go to the
+    smallest forest, then the shallowest, then the largest leaves) and ``scores`` mapping
+    ``"leaf=a,depth=b,trees=c"`` to the mean over folds of minus the (estimated) Brier score.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    leaves_, depths_ = list(min_samples_leaf), list(max_depth)
+    sizes_ = list(n_estimators)
+    if not leaves_ or not depths_ or not sizes_:
+        raise ValueError("min_samples_leaf, max_depth and n_estimators must be non-empty")
+    if not all(_is_int(v, 1) for v in leaves_):
+        raise ValueError(f"min_samples_leaf must hold integers >= 1, got {leaves_!r}")
+    if not all(d is None or _is_int(d, 1) for d in depths_):
+        raise ValueError(f"max_depth must hold None or integers >= 1, got {depths_!r}")
+    if not all(_is_int(v, 1) for v in sizes_):
+        raise ValueError(f"n_estimators must hold integers >= 1, got {sizes_!r}")
+    m = max(sizes_) if cv_trees is None else cv_trees
+    if not _is_int(m, 2):
+        raise ValueError(f"cv_trees must be None or an integer >= 2, got {cv_trees!r}")
+    y = np.asarray(y)
+    k = min(int(cv), int(np.bincount(np.unique(y, return_inverse=True)[1]).min()))
+    if k < 2:
+        raise ValueError(f"cv must be >= 2 and each class needs >= 2 labels; got cv={cv} and k={k} usable folds")
+    acts = as_pooled(X)
+    raw = None if raw_conf is None else np.asarray(raw_conf, dtype=float)
+    folds = list(StratifiedKFold(k, shuffle=True, random_state=random_state).split(np.zeros(len(y)), y))
+    total = {(a, d, s): 0.0 for a in leaves_ for d in depths_ for s in sizes_}
+    for tr, te in folds:
+        f_tr, f_te = _view_features(
+            view or {}, acts[tr], None if raw is None else raw[tr], acts[te], None if raw is None else raw[te]
+        )
+        y_te = (y[te] == 1).astype(float)
+        for a in leaves_:
+            rf = RandomForestClassifier(
+                n_estimators=m, min_samples_leaf=a, max_features="sqrt", random_state=random_state
+            ).fit(f_tr, y[tr])
+            col = list(rf.classes_).index(1)
+            per_tree = [truncated_tree_proba(tree, f_te, depths_, col) for tree in rf.estimators_]
+            for d in depths_:
+                P = np.stack([t[d] for t in per_tree])  # [m, n_te]
+                sq = (P.mean(axis=0) - y_te) ** 2
+                var = P.var(axis=0, ddof=1)
+                for s in sizes_:
+                    total[(a, d, s)] -= float(np.mean(sq + var * (1.0 / s - 1.0 / m))) / len(folds)
+    order = sorted(total, key=lambda c: (c[2], 10**9 if c[1] is None else c[1], -c[0]))
+    best = max(order, key=lambda c: total[c])  # max returns the first maximum in `order`
+    scores = {f"leaf={a},depth={d},trees={s}": v for (a, d, s), v in total.items()}
+    return {"min_samples_leaf": best[0], "max_depth": best[1], "n_estimators": best[2]}, scores

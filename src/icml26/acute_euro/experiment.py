@@ -59,7 +59,7 @@ from icml26.core import (
 )
 
 from .baselines import IsotonicCalibrator, NWKRCalibrator, PlattCalibrator, logistic_probe
-from .estimator import ACUTEConfidenceEstimator, select_view_cv
+from .estimator import ACUTEConfidenceEstimator, select_forest_cv, select_view_cv
 from .metrics import auc_euro, base_rate_euro_curve, binned_ece, euro, euro_curve, smooth_ece
 from .recorder import ActivationRecorder
 
@@ -118,17 +118,16 @@ class Config:
     # estimators: sizes, and the inner cross-validation every tuned method gets at every size
     train_sizes: tuple[int, ...] = (25, 50, 100, 250, 1000)
     views: tuple[str, ...] = ("early", "mid", "late", "cosine", "pca10", "pca20")
-    n_trees: int = 500  # the final forest (spec default)
-    cv_folds: int = 3
-    cv_trees: int = 50  # forest size inside the inner CV
-    forest_grid: tuple[tuple[tuple[str, int], ...], ...] = (
-        (("min_samples_leaf", 1),),
-        (("min_samples_leaf", 3),),
-        (("min_samples_leaf", 10),),
-        (("min_samples_leaf", 1), ("max_depth", 6)),
-    )
+    cv_folds: int = 5  # inner cross-validation folds (spec: 5-fold Brier CV)
+    cv_trees: int = 15  # forest size in the view stage of the inner CV
+    # the forest stage of the inner CV (select_forest_cv): leaf size x depth x size by Brier, from one forest of
+    # forest_cv_trees trees per leaf size and fold (depths read off its trees, sizes by the unbiased T-tree Brier)
+    forest_leaf: tuple[int, ...] = (1, 3, 10)
+    forest_depth: tuple[int | None, ...] = (2, 4, 8, None)
+    forest_sizes: tuple[int, ...] = (50, 100, 200)
+    forest_cv_trees: int = 30
     probe_C: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
-    platt_C: tuple[float, ...] = (0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0, 1e4)
+    # Platt's C and NWKR's bandwidth: geometric grids with as many values as ACUTE has configurations (parity)
 
 
 QUICK = Config(
@@ -137,8 +136,9 @@ QUICK = Config(
     pool_share=0.5,
     train_sizes=(25, 100, 180),
     views=("early", "late", "cosine", "pca10"),
-    n_trees=60,
-    cv_trees=20,
+    cv_trees=10,
+    forest_sizes=(20, 40, 80),
+    forest_cv_trees=20,
 )
 FULL = Config(
     setting="lm",
@@ -154,10 +154,7 @@ FULL = Config(
     secondary_steps=1300,
     secondary_sizes=(1000,),
     pool_share=0.625,
-    train_sizes=(25, 100, 1000),
-    n_trees=500,
-    cv_trees=25,
-    forest_grid=((("min_samples_leaf", 1),), (("min_samples_leaf", 3),), (("min_samples_leaf", 10),)),
+    train_sizes=(25, 50, 100, 250, 1000),
     probe_C=(0.01, 0.1, 1.0),
 )
 
@@ -500,10 +497,12 @@ def _select(method: str, d: dict, idx: np.ndarray, cfg: Config, seed: int) -> tu
     """Hyperparameters of ``method`` chosen by inner cross-validation on its ``n`` training labels alone.
 
     * ACUTE: the view by mean auc-EURO over ``cv_folds`` stratified folds (forests of ``cv_trees`` trees), then the
-      forest (``forest_grid``: leaf size / depth / size) by mean Brier score over the same folds;
+      forest's leaf size x depth x size (``forest_leaf`` x ``forest_depth`` x ``forest_sizes``) by mean Brier score
+      over the same folds (:func:`select_forest_cv`: one forest per leaf size and fold, depths read off its trees,
+      sizes as prefixes of its trees);
     * logistic probe: the view likewise, then the L2 strength C in ``probe_C`` by Brier;
-    * Platt: C in ``platt_C`` by Brier over the same folds (NWKR picks its bandwidth inside ``fit``, by
-      leave-one-out Brier; isotonic has nothing to tune).
+    * Platt: C among :func:`_platt_grid` by Brier over the same folds (NWKR picks its bandwidth among
+      :func:`_nwkr_grid` inside ``fit``, by leave-one-out Brier; isotonic has nothing to tune).
     Returns ``(params, scores)`` with the mean inner-CV score of every candidate.
     """
     X, raw, y = d["acts"][idx], d["raw"][idx], d["correct"][idx]
@@ -516,32 +515,58 @@ def _select(method: str, d: dict, idx: np.ndarray, cfg: Config, seed: int) -> tu
         )
         view, vs = select_view_cv(views, X, y, auc_euro, raw_conf=raw, cv=cfg.cv_folds, random_state=seed, base=base)
         if method == "acute":
-            grid = [dict(g) for g in cfg.forest_grid]
-            base2 = {**view, "n_estimators": cfg.cv_trees}
+            best, fs = select_forest_cv(
+                X,
+                y,
+                raw,
+                view=view,
+                min_samples_leaf=cfg.forest_leaf,
+                max_depth=cfg.forest_depth,
+                n_estimators=cfg.forest_sizes,
+                cv=cfg.cv_folds,
+                random_state=seed,
+                cv_trees=cfg.forest_cv_trees,
+            )
         else:
             grid = [{"estimator": _probe_estimator(C)} for C in cfg.probe_C]
-            base2 = view
-        best, fs = select_view_cv(grid, X, y, _neg_brier, raw_conf=raw, cv=cfg.cv_folds, random_state=seed, base=base2)
-        if method == "probe":
-            best = {"C": float(best["estimator"].steps[-1][1].C)}
+            best, fs = select_view_cv(
+                grid, X, y, _neg_brier, raw_conf=raw, cv=cfg.cv_folds, random_state=seed, base=view
+            )
+            best, fs = {"C": float(best["estimator"].steps[-1][1].C)}, dict(zip(map(str, cfg.probe_C), fs))
         return {**view, **best}, {"view": dict(zip(cfg.views, vs)), "second": fs}
     if method == "platt":
-        folds = list(StratifiedKFold(cfg.cv_folds, shuffle=True, random_state=seed).split(raw, y))
+        folds = list(
+            StratifiedKFold(
+                min(cfg.cv_folds, int(min(y.sum(), y.size - y.sum()))), shuffle=True, random_state=seed
+            ).split(raw, y)
+        )
+        grid = _platt_grid(cfg)
         scores = []
-        for C in cfg.platt_C:
+        for C in grid:
             vals = [
                 _neg_brier(PlattCalibrator(C=C).fit(raw[tr], y[tr]).predict_proba(raw[te])[:, 1], y[te])
                 for tr, te in folds
             ]
             scores.append(float(np.mean(vals)))
-        return {"C": float(cfg.platt_C[int(np.argmax(scores))])}, {"C": scores}
-    if method == "nwkr":  # as many bandwidths as ACUTE has configurations (tuning parity)
+        return {"C": float(grid[int(np.argmax(scores))])}, {"C": scores}
+    if method == "nwkr":
         return {"grid": _nwkr_grid(cfg)}, {}
     return {}, {}
 
 
+def _acute_configs(cfg: Config) -> int:
+    """Configurations ACUTE's inner CV scores at every n: the views, then every leaf x depth x size."""
+    return len(cfg.views) + len(cfg.forest_leaf) * len(cfg.forest_depth) * len(cfg.forest_sizes)
+
+
+def _platt_grid(cfg: Config) -> tuple[float, ...]:
+    """Platt's C: as many values as ACUTE has configurations, geometric over [1e-3, 1e4] (tuning parity)."""
+    return tuple(float(c) for c in np.geomspace(1e-3, 1e4, _acute_configs(cfg)))
+
+
 def _nwkr_grid(cfg: Config) -> tuple[float, ...]:
-    return tuple(float(h) for h in np.geomspace(0.005, 0.5, len(cfg.views) + len(cfg.forest_grid)))
+    """NWKR's bandwidth: as many values as ACUTE has configurations, geometric over [0.005, 0.5] (tuning parity)."""
+    return tuple(float(h) for h in np.geomspace(0.005, 0.5, _acute_configs(cfg)))
 
 
 def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.ndarray, cfg: Config, seed: int):
@@ -551,8 +576,8 @@ def _fit_predict(method: str, params: dict, d: dict, idx: np.ndarray, test: np.n
     if method in ("platt", "isotonic", "nwkr"):
         cal = {"platt": PlattCalibrator, "isotonic": IsotonicCalibrator, "nwkr": NWKRCalibrator}[method](**params)
         return cal.fit(raw[idx], y[idx]).predict_proba(raw[test])[:, 1]
-    if method == "acute":
-        est = ACUTEConfidenceEstimator(n_estimators=cfg.n_trees, random_state=seed, **params)
+    if method == "acute":  # params: the view and the forest's n_estimators, min_samples_leaf, max_depth
+        est = ACUTEConfidenceEstimator(random_state=seed, **params)
     else:
         est = logistic_probe(**params)
     est.fit(X[idx], y[idx], raw_conf=raw[idx])
@@ -565,7 +590,7 @@ def _evaluate_seed(d: dict, cfg: Config, seed: int, sizes: tuple[int, ...]) -> d
     rng = np.random.default_rng([seed, 1])
     y, test = d["correct"], d["test"]
     sizes = sorted(sizes)
-    subsets = {n: _subset(rng, d["train"], y, n) for n in sizes}
+    subsets = {n: _subset(rng, d["train"], y, n, min_each=cfg.cv_folds) for n in sizes}
     metrics: dict = {m: {} for m in METHODS}
     chosen: dict = {m: {} for m in ("acute", "probe", "platt")}
     cv_scores: dict = {m: {} for m in ("acute", "probe", "platt")}
@@ -681,8 +706,16 @@ def _validate(config: Config) -> None:
         raise ValueError(f"pool must be 'generated', 'prompt' or 'both', got {config.pool!r}")
     if not (isinstance(config.cv_folds, int) and config.cv_folds >= 2):
         raise ValueError(f"cv_folds must be an integer >= 2, got {config.cv_folds!r}")
-    if not config.forest_grid or not config.probe_C or not config.platt_C:
-        raise ValueError("forest_grid, probe_C and platt_C must be non-empty")
+    for name in ("forest_leaf", "forest_depth", "forest_sizes", "probe_C"):
+        if not getattr(config, name):
+            raise ValueError(f"{name} must be non-empty")
+    if not all(isinstance(k, int) and k >= 1 for k in config.forest_sizes + (config.cv_trees,)) or not (
+        isinstance(config.forest_cv_trees, int) and config.forest_cv_trees >= 2
+    ):
+        raise ValueError(
+            "forest_sizes and cv_trees must be integers >= 1 and forest_cv_trees one >= 2, got "
+            f"{config.forest_sizes!r}, {config.cv_trees!r}, {config.forest_cv_trees!r}"
+        )
 
 
 def measure(config: Config, seed: int, progress) -> dict:
@@ -717,26 +750,32 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
         return [results[task][s]["metrics"][method][str(n)][key] for s in seeds]
 
     # tuning budgets: configurations x fits per configuration, at every training size, on the training labels only
-    nv, k, nf = len(config.views), config.cv_folds, len(config.forest_grid)
-    grid = "; ".join(", ".join(f"{a}={b}" for a, b in g) for g in config.forest_grid)
+    nv, k = len(config.views), config.cv_folds
+    nf = len(config.forest_leaf) * len(config.forest_depth) * len(config.forest_sizes)
+    depths = [("none" if d is None else d) for d in config.forest_depth]
     rep.set_tuning(
         "ACUTE",
         configs=nv + nf,
         steps=k,
         note=f"at every n: view among {nv} by {k}-fold inner-CV auc-EURO ({config.cv_trees}-tree forests), then the "
-        f"forest among {nf} ({grid}) by {k}-fold inner-CV Brier; final forest {config.n_trees} trees",
+        f"forest among {nf} (min_samples_leaf in {list(config.forest_leaf)} x max_depth in {depths} x n_estimators in "
+        f"{list(config.forest_sizes)}) by {k}-fold inner-CV Brier, from one {config.forest_cv_trees}-tree forest "
+        "per leaf size and fold (depths read off its trees; a size T scored by the unbiased estimate of the T-tree "
+        "forest's Brier from the trees' mean and variance); the final forest has the chosen size",
     )
     rep.set_tuning(
         "Logistic probe",
         configs=nv + len(config.probe_C),
         steps=k,
-        note=f"at every n: view like ACUTE's, then C in {list(config.probe_C)} by {k}-fold inner-CV Brier",
+        note=f"at every n: view like ACUTE's, then C in {list(config.probe_C)} by {k}-fold inner-CV Brier (an "
+        "ablation arm, in no claim)",
     )
+    pg = _platt_grid(config)
     rep.set_tuning(
         "Platt",
-        configs=len(config.platt_C),
+        configs=len(pg),
         steps=k,
-        note=f"at every n: C in {list(config.platt_C)} by {k}-fold inner-CV Brier",
+        note=f"at every n: C among {len(pg)} ({pg[0]:g}-{pg[-1]:g}, geometric) by {k}-fold inner-CV Brier",
     )
     nh = len(_nwkr_grid(config))
     rep.set_tuning(
@@ -855,14 +894,26 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 for v in config.views
             }
             row = {"n": n, **{f"{v} (picked / cv auc-EURO)": f"{names.count(v)} / {cv[v]:.3f}" for v in config.views}}
-            forests = [", ".join(f"{a}={p[a]}" for a in ("min_samples_leaf", "max_depth") if a in p) for p in picks]
+            forests = [
+                f"leaf={p['min_samples_leaf']}, depth={p['max_depth']}, trees={p['n_estimators']}" for p in picks
+            ]
             row["forest picks"] = "; ".join(f"{f}: {forests.count(f)}" for f in sorted(set(forests)))
+            # the size dimension: inner-CV Brier of the chosen leaf x depth at every size (mean over seeds)
+            briers = []
+            for sd, pk in zip(seeds, picks):
+                fs = results[name][sd]["cv_scores"]["acute"][str(n)]["second"]
+                leaf, depth = pk["min_samples_leaf"], pk["max_depth"]
+                briers.append([-fs[f"leaf={leaf},depth={depth},trees={t}"] for t in config.forest_sizes])
+            row["cv Brier by size"] = " / ".join(
+                f"{t}: {b:.4f}" for t, b in zip(config.forest_sizes, np.mean(briers, axis=0))
+            )
             rows.append(row)
         rep.add_table(
             f"views_{name}",
             rows,
             f"{name}: ACUTE's view and forest chosen by inner CV on the n training labels, at every n "
-            f"(seeds picking each view / mean inner-CV auc-EURO over seeds)",
+            f"(seeds picking each view / mean inner-CV auc-EURO over seeds; forest picks: seeds per leaf x depth x "
+            f"size; cv Brier by size: the chosen leaf and depth's inner-CV Brier at each size, mean over seeds)",
         )
 
     # metric sanity on real outputs (bootstrap resamples of each task's test split, one per seed): closed forms
