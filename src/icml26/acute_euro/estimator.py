@@ -329,7 +329,7 @@ def select_view_cv(
     y,
     score,
     raw_conf=None,
-    cv: int = 3,
+    cv: int = 5,
     random_state: int | None = None,
     base: dict | None = None,
 ) -> tuple[dict, list[float]]:
