@@ -136,6 +136,15 @@ def _sample(cfg: TrainConfig, rng: np.random.Generator) -> dict[str, np.ndarray]
     return cfg.sample(rng, cfg.batch_size)
 
 
+def _update(model, opt, loss) -> float:
+    """One AdamW step on ``loss`` with the gradient norm clipped at 1; returns the loss value."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return float(loss.detach())
+
+
 def pretrain_autoregressive(model: BlockDiffusionLM, cfg: TrainConfig, rng: np.random.Generator, log=None) -> list:
     """``cfg.ar_steps`` steps of causal next-token training on ``[prompt | answer]``; returns the loss curve."""
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98))
@@ -150,11 +159,7 @@ def pretrain_autoregressive(model: BlockDiffusionLM, cfg: TrainConfig, rng: np.r
         ids = torch.from_numpy(np.concatenate((d["prompt"], d["answer"]), 1))
         logits = model(ids, causal)[:, :-1]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(float(loss.detach()))
+        losses.append(_update(model, opt, loss))
         if log is not None and step % 200 == 0:
             log(f"AR step {step} loss {np.mean(losses[-50:]):.3f}")
     return losses
@@ -193,11 +198,7 @@ def train_block_diffusion(cfg: TrainConfig, log=None) -> tuple[BlockDiffusionLM,
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ans.reshape(-1), reduction="none").view(n, G)
         w = masked / t_tok if cfg.loss_weight == "1/t" else masked.float()
         loss = (ce * w).sum() / (n * G if cfg.loss_weight == "1/t" else masked.sum().clamp(min=1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(float(loss.detach()))
+        losses.append(_update(model, opt, loss))
         if log is not None and step % 200 == 0:
             log(f"step {step} loss {np.mean(losses[-50:]):.3f}")
     model.eval()
