@@ -139,9 +139,10 @@ def sample_family(
     xor_share: float = 0.75,
     prompt_len: int = FAMILY_PROMPT_LEN,
     rule: str = "xor",
+    tasks: tuple[str, ...] = TASKS,
 ) -> dict[str, np.ndarray]:
     """``n`` examples of ``family``, prompts left-padded with ``PAD`` to ``prompt_len`` tokens (at least
-    ``PROMPT_LEN`` for ``"eos"``, ``FAMILY_PROMPT_LEN`` otherwise).
+    ``PROMPT_LEN`` for ``"eos"``, ``FAMILY_PROMPT_LEN`` otherwise); EOS-padded examples draw from ``tasks``.
 
     ``"xor"``: :func:`sample_xor_chain`; ``"eos"``: :func:`sample_tasks` (all five EOS-padded tasks);
     ``"xor+eos"``: each example is a chain with probability ``xor_share``, else an EOS-padded task (training
@@ -155,9 +156,9 @@ def sample_family(
     if isinstance(prompt_len, bool) or not isinstance(prompt_len, int) or prompt_len < need:
         raise ValueError(f"prompt_len must be an integer >= {need} for family {family!r}, got {prompt_len!r}")
     if family != "xor+eos":
-        d = sample_xor_chain(rng, n, reset_p, rule) if family == "xor" else sample_tasks(rng, n)
+        d = sample_xor_chain(rng, n, reset_p, rule) if family == "xor" else sample_tasks(rng, n, tasks)
         pad = np.full((n, prompt_len - d["prompt"].shape[1]), PAD, dtype=np.int64)
         return {**d, "prompt": np.concatenate((pad, d["prompt"]), 1), "task": d["task"] + (family == "eos")}
     is_x = rng.random(n) < xor_share
-    x, e = (sample_family(f, rng, n, reset_p, prompt_len=prompt_len, rule=rule) for f in ("xor", "eos"))
+    x, e = (sample_family(f, rng, n, reset_p, prompt_len=prompt_len, rule=rule, tasks=tasks) for f in ("xor", "eos"))
     return {k: np.where(is_x.reshape((n,) + (1,) * (x[k].ndim - 1)), x[k], e[k]) for k in x}

@@ -39,7 +39,6 @@ from .tasks import (
     TASKS,
     VOCAB_SIZE,
     sample_family,
-    sample_tasks,
 )
 
 __all__ = [
@@ -106,7 +105,7 @@ class TrainConfig:
     def sample(self, rng: np.random.Generator, n: int, family: str | None = None) -> dict[str, np.ndarray]:
         """``n`` examples of ``family`` (default: the training family), prompts padded to :attr:`prompt_len`."""
         return sample_family(
-            family or self.family, rng, n, self.reset_p, self.xor_share, self.prompt_len, self.chain_rule
+            family or self.family, rng, n, self.reset_p, self.xor_share, self.prompt_len, self.chain_rule, self.tasks
         )
 
 
@@ -130,12 +129,6 @@ def _lr(cfg: TrainConfig, step: int, total: int) -> float:
     return cfg.lr * min(1.0, (step + 1) / 50) * 0.5 * (1 + np.cos(np.pi * step / total))
 
 
-def _sample(cfg: TrainConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    if cfg.family == "eos":  # the original mix, restricted to ``cfg.tasks``
-        return sample_tasks(rng, cfg.batch_size, cfg.tasks)
-    return cfg.sample(rng, cfg.batch_size)
-
-
 def _update(model, opt, loss) -> float:
     """One AdamW step on ``loss`` with the gradient norm clipped at 1; returns the loss value."""
     opt.zero_grad(set_to_none=True)
@@ -155,7 +148,7 @@ def pretrain_autoregressive(model: BlockDiffusionLM, cfg: TrainConfig, rng: np.r
     for step in range(cfg.ar_steps):
         for g in opt.param_groups:
             g["lr"] = _lr(cfg, step, cfg.ar_steps)
-        d = _sample(cfg, rng)
+        d = cfg.sample(rng, cfg.batch_size)
         ids = torch.from_numpy(np.concatenate((d["prompt"], d["answer"]), 1))
         logits = model(ids, causal)[:, :-1]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
@@ -186,7 +179,7 @@ def train_block_diffusion(cfg: TrainConfig, log=None) -> tuple[BlockDiffusionLM,
     for step in range(cfg.steps):
         for g in opt.param_groups:
             g["lr"] = _lr(cfg, step, cfg.steps)
-        d = _sample(cfg, rng)
+        d = cfg.sample(rng, cfg.batch_size)
         prompt, ans = torch.from_numpy(d["prompt"]), torch.from_numpy(d["answer"])
         n = ans.shape[0]
         t = cfg.min_t + (1 - cfg.min_t) * torch.rand(n, nb)
