@@ -499,7 +499,7 @@ def _select(method: str, d: dict, idx: np.ndarray, cfg: Config, seed: int) -> tu
     * ACUTE: the view by mean auc-EURO over ``cv_folds`` stratified folds (forests of ``cv_trees`` trees), then the
       forest's leaf size x depth x size (``forest_leaf`` x ``forest_depth`` x ``forest_sizes``) by mean Brier score
       over the same folds (:func:`select_forest_cv`: one forest per leaf size and fold, depths read off its trees,
-      sizes as prefixes of its trees);
+      sizes by the unbiased Brier estimate of a T-tree forest from its trees);
     * logistic probe: the view likewise, then the L2 strength C in ``probe_C`` by Brier;
     * Platt: C among :func:`_platt_grid` by Brier over the same folds (NWKR picks its bandwidth among
       :func:`_nwkr_grid` inside ``fit``, by leave-one-out Brier; isotonic has nothing to tune).

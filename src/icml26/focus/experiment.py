@@ -2,7 +2,7 @@
 
 Main setting (the "wasteful" one): content-only reset-XOR chains (32 answer bits, no EOS fill, one block of 32)
 decoded with one token per step (``threshold = 1.0``, ``tokens_per_step = 1``: LLaDA-style low-confidence
-remasking), so the delayed-cache baseline decodes about 1/16 of the block's masked tokens per step.  Two models
+remasking), so the delayed-cache baseline decodes H_32/32 = 0.127 of the block's masked tokens per step.  Two models
 are trained once and shared by every seed (``progress.checkpoint`` artifacts): one from scratch with the
 block-diffusion objective, and one pretrained as a causal next-token LM on the same task text and then adapted
 to block diffusion (as SDAR models are made).  Per seed (:func:`measure`), fresh held-out prompts are decoded
