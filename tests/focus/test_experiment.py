@@ -179,3 +179,26 @@ def test_importance_verdict_moves_with_a_perfect_signal(quick):
     by_id = judge_records("focus", QUICK, records, res["seeds"]).by_id()
     for cid in ("importance_auroc", "importance_vs_position", "ar_importance_auroc", "ar_importance_vs_position"):
         assert by_id[cid].verdict == "holds", cid
+
+
+def test_redundancy_verdict_moves_when_the_budget_is_mis_scaled(quick):
+    """Method mutant: FOCUS run with its budget mis-scaled (alpha x 1e6, so nothing is evicted) has the baseline's
+    redundancy on the same model and prompts, and ``redundancy_half`` no longer holds; the real budget evicts."""
+    from dataclasses import replace
+
+    from icml26.focus.experiment import _decoders, decode_all
+
+    res = quick[1]
+    a = f"focus_a{QUICK.alpha:g}"
+    assert judge_records("focus", QUICK, res["records"], res["seeds"]).by_id()["redundancy_half"].verdict == "holds"
+    torch_model = QUICK.train.model().eval()
+    data = QUICK.train.sample(np.random.default_rng(0), 8, "xor")
+    decs = _decoders(QUICK)
+    arms = {"delayed_cache": decs["delayed_cache"], a: decs[a], "mutant": replace(decs[a], focus_alpha=1.5e6)}
+    out = decode_all(torch_model, arms, data, 8, np.random.default_rng(0), None)
+    real, mutant = (out[n]["redundancy"] / out["delayed_cache"]["redundancy"] for n in (a, "mutant"))
+    assert real < 0.9 and mutant == pytest.approx(1.0)
+    records = copy.deepcopy(res["records"])
+    for r in records:
+        r["scratch"][a]["redundancy"] = r["scratch"]["delayed_cache"]["redundancy"] * mutant
+    assert judge_records("focus", QUICK, records, res["seeds"]).by_id()["redundancy_half"].verdict == "does not hold"
