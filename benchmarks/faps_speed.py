@@ -22,6 +22,7 @@ import time
 import torch
 
 from icml26.faps import DDIMScheduler, FaPSTrainer, FrequencyGate, RandomPatchGate, TinyDiT
+from icml26.faps.experiment import FULL  # the gate and trainer settings the reproduction measures
 
 SIZES = {
     # name: (img_size, patch_size, width, depth, heads, batch)
@@ -42,14 +43,28 @@ def bench(size: tuple, device: torch.device, rounds: int, warmup: int, keep_rati
     batch = batch or default_batch
     gates = {
         "full": None,
-        "faps": FrequencyGate(p, keep_ratio=keep_ratio, hidden=32, logit_cap=2.0, inputs="x_t").to(device),
+        "faps": FrequencyGate(
+            p,
+            FULL.n_bands,
+            hidden=FULL.faps_hidden,
+            keep_ratio=keep_ratio,
+            selection=FULL.faps_selection,
+            temperature=FULL.faps_temperature,
+            logit_cap=FULL.faps_logit_cap,
+            inputs=FULL.faps_inputs,
+        ).to(device),
         "random": RandomPatchGate(p, keep_ratio),
     }
     trainers = {}
     for name, gate in gates.items():
         torch.manual_seed(0)
         model = TinyDiT(img, p, 3, width, depth, heads, num_classes=10).to(device)
-        kw = {"reward": "patch", "policy_batch": 8, "policy_every": 2} if name == "faps" else {}
+        kw = {
+            "reward": FULL.faps_reward,
+            "policy_batch": FULL.faps_policy_batch,
+            "policy_every": FULL.faps_policy_every,
+        }
+        kw = kw if name == "faps" else {}
         trainers[name] = FaPSTrainer(model, DDIMScheduler(1000), gate, total_steps=10**9, **kw)
     x = torch.randn(batch, 3, img, img, device=device).clamp(-1, 1)
     y = torch.randint(0, 10, (batch,), device=device)

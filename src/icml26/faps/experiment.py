@@ -179,27 +179,37 @@ def _gate(cfg: Config, arm: str):
     return HighFrequencyGate(cfg.patch_size, cfg.keep_ratio, cfg.n_bands, t_switch=cfg.heuristic_t_switch)
 
 
-def _trainer(cfg: Config, arm: str, seed: int, total_steps: int, reward: str | None = None) -> FaPSTrainer:
+def _trainer(cfg: Config, arm: str, seed: int, total_steps: int) -> FaPSTrainer:
     torch.manual_seed(seed)  # same denoiser init for every arm of a seed
     model = TinyDiT(cfg.img_size, cfg.patch_size, 1, cfg.width, cfg.depth, cfg.heads, num_classes=10)
     gate = _gate(cfg, arm)
     return FaPSTrainer(
         model, DDIMScheduler(1000), gate, total_steps=total_steps, full_finetune_frac=cfg.full_finetune_frac,
         lr=cfg.lr, policy_lr=cfg.policy_lr, ema=cfg.ema, generator=torch.Generator().manual_seed(seed + 1),
-        gate_generator=torch.Generator().manual_seed(seed + 2), reward=reward or cfg.faps_reward,
+        gate_generator=torch.Generator().manual_seed(seed + 2), reward=cfg.faps_reward,
         entropy_coef=cfg.faps_entropy_coef, importance_weighting=cfg.faps_importance_weighting,
         policy_batch=cfg.faps_policy_batch, policy_every=cfg.faps_policy_every,
     )  # fmt: skip
 
 
 def _interleaved_means(
-    trainers: dict, x: torch.Tensor, y: torch.Tensor, batch: int, rounds: int, seed: int, block: int = 10
+    trainers: dict,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    batch: int,
+    rounds: int,
+    seed: int,
+    block: int = 10,
+    policy_every: int = 1,
 ) -> dict[str, float]:
     """Amortised mean seconds per ``train_step`` of each trainer.  Each round times a BLOCK of ``block``
     consecutive steps per arm (a block spans a whole ``progress_every`` window, so every probe and gate update is
     inside it); arms take turns block by block (order reversed every other round) so all feel the same machine
     load; the cost is the median over rounds of the block's mean step time (robust to another process stealing
-    the CPU for a moment, while still charging every step of the block).  The first round is warm-up."""
+    the CPU for a moment, while still charging every step of the block).  The first round is warm-up.  ``block``
+    must be a multiple of ``policy_every`` so that every block holds the same number of gate updates."""
+    if block % policy_every:
+        raise ValueError(f"block ({block}) must be a multiple of policy_every ({policy_every})")
     names = list(trainers)
     g = torch.Generator().manual_seed(seed)
     times: dict[str, list[float]] = {a: [] for a in names}
@@ -217,19 +227,19 @@ def _interleaved_means(
 def _step_costs(cfg: Config, seed: int, x: torch.Tensor, y: torch.Tensor) -> dict:
     """Amortised mean seconds per train_step of each arm, interleaved, and each arm's cost ratio to full training."""
     trainers = {a: _trainer(cfg, a, seed, 10**9) for a in ARMS}
-    mean = _interleaved_means(trainers, x, y, cfg.batch_size, cfg.timing_rounds, seed + 7)
+    mean = _interleaved_means(trainers, x, y, cfg.batch_size, cfg.timing_rounds, seed + 7,
+                              policy_every=cfg.faps_policy_every)  # fmt: skip
     return {"mean_s": mean, "ratio": {a: mean[a] / mean["full"] for a in ARMS}}
 
 
 def _speed_ratio(cfg: Config, seed: int) -> dict:
     """FaPS / full amortised mean step time on the spec-sized DiT (16x16 digits, patch 2), interleaved."""
     x, y = digits_tensors(cfg.speed_img_size)
-    big = Config(img_size=cfg.speed_img_size, patch_size=2, width=cfg.speed_width, depth=cfg.speed_depth, heads=4,
-                 keep_ratio=cfg.keep_ratio, faps_reward=cfg.faps_reward, faps_logit_cap=cfg.faps_logit_cap,
-                 faps_hidden=cfg.faps_hidden, faps_policy_batch=cfg.faps_policy_batch,
-                 faps_policy_every=cfg.faps_policy_every)  # fmt: skip
+    # the main config's gate and optimiser (every field), on the spec-sized DiT
+    big = replace(cfg, img_size=cfg.speed_img_size, patch_size=2, width=cfg.speed_width, depth=cfg.speed_depth, heads=4)
     trainers = {a: _trainer(big, a, seed, 10**9) for a in ("full", "faps")}
-    mean = _interleaved_means(trainers, x, y, cfg.speed_batch_size, cfg.speed_rounds, seed + 5, block=5)
+    mean = _interleaved_means(trainers, x, y, cfg.speed_batch_size, cfg.speed_rounds, seed + 5,
+                              policy_every=cfg.faps_policy_every)  # fmt: skip
     return {"mean_s": mean, "ratio": mean["faps"] / mean["full"]}
 
 
