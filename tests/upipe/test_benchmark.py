@@ -31,3 +31,7 @@ def test_bad_arguments_are_named():
         run_benchmark([255], ["upipe"], 2, SPEC, backend="gloo")
     with pytest.raises(ValueError, match="dtype"):
         BenchSpec(dtype="int8")
+    with pytest.raises(ValueError, match="world"):
+        run_benchmark([256], ["upipe"], 0, SPEC, backend="gloo")
+    with pytest.raises(ValueError, match="num_heads"):  # refused in the parent, before any rank is spawned
+        run_benchmark([252], ["ulysses"], 3, SPEC, backend="gloo")

@@ -48,7 +48,7 @@ def test_cuda_kernels_keep_the_kernel_contract_on_meta_tensors(kind, dtype, caus
 
     S = 100 is not a multiple of 32, so the memory-efficient kernel's padded log-sum-exp is sliced to S rows
     and padded back for its backward."""
-    forward, backward = _kernel._kernels(kind)
+    forward, backward = _kernel._KERNELS[kind]
     b, h, s, d = 2, 4, 100, 64
     q, k, v = (torch.empty(b, h, s, d, device="meta", dtype=dtype) for _ in range(3))
     out, lse = forward(q, k, v, causal)

@@ -159,22 +159,13 @@ def _cpu_flash_backward(dout, q, k, v, out, lse, causal):
     return _A._scaled_dot_product_flash_attention_for_cpu_backward(dout.contiguous(), q, k, v, out, lse, 0.0, causal)
 
 
-def _kernels(key: str):
-    return {
-        "cpu_flash": (_cpu_flash_forward, _cpu_flash_backward),
-        "cuda_flash": (_cuda_flash_forward, _cuda_flash_backward),
-        "cuda_efficient": (_cuda_efficient_forward, _cuda_efficient_backward),
-        "blockwise": (_blockwise_forward, _blockwise_backward),
-    }[key]
-
-
 def attention_forward(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``out = softmax(q k^T / sqrt(d) + mask) v`` and its row log-sum-exp; ``causal`` masks ``j > i``."""
     h = q.shape[1]
     ke, ve = _expand_kv(k, h), _expand_kv(v, h)
-    forward, _ = _kernels(_select(q.device, q.dtype, q.shape[-1]))
+    forward, _ = _KERNELS[_select(q.device, q.dtype, q.shape[-1])]
     return forward(q, ke, ve, causal)
 
 
@@ -190,7 +181,7 @@ def attention_backward(
     """Gradients of ``sum(dout * out)`` for the attention above, using the stored ``out`` and ``lse``."""
     h, hk = q.shape[1], k.shape[1]
     ke, ve = _expand_kv(k, h), _expand_kv(v, h)
-    _, backward = _kernels(_select(q.device, q.dtype, q.shape[-1]))
+    _, backward = _KERNELS[_select(q.device, q.dtype, q.shape[-1])]
     dq, dk, dv = backward(dout, q, ke, ve, out, lse, causal)
     return dq, _reduce_kv(dk, hk), _reduce_kv(dv, hk)
 
@@ -230,3 +221,11 @@ def _blockwise_backward(dout, q, k, v, out, lse, causal):
         dq[:, :, sl] = ds @ k
         dk += ds.transpose(-1, -2) @ q[:, :, sl]
     return dq, dk, dv
+
+
+_KERNELS = {  # kernel name -> (forward, backward)
+    "cpu_flash": (_cpu_flash_forward, _cpu_flash_backward),
+    "cuda_flash": (_cuda_flash_forward, _cuda_flash_backward),
+    "cuda_efficient": (_cuda_efficient_forward, _cuda_efficient_backward),
+    "blockwise": (_blockwise_forward, _blockwise_backward),
+}

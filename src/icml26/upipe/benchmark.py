@@ -16,21 +16,22 @@ output and input-gradient entries, which :func:`run_benchmark` compares with Uly
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 
 import torch
 import torch.distributed as dist
 
+from icml26.core import Table, atomic_write_text, to_jsonable
+
 from ._kernel import kernel_name
 from ._oom import OOM_EXIT_CODE, CollectiveOOMGuard
+from .geometry import HeadGeometry
 from .memory import LiveTensorBytes, attention_bytes_formula
 from .testing import spawn
 
-__all__ = ["BenchSpec", "bench_layer", "run_benchmark", "markdown_table"]
+__all__ = ["BenchSpec", "bench_layer", "run_benchmark", "markdown_table", "write_json"]
 
 MiB = 2**20
 
@@ -110,12 +111,9 @@ def bench_layer(rank: int, world: int, name: str, s: int, spec: BenchSpec, injec
     length ``s`` on this rank; ``inject_oom_rank`` raises a synthetic ``OutOfMemoryError`` on that rank before
     its forward (to test the collective stop)."""
     from .model import broadcast_parameters
+    from .train import resolve_device
 
-    if spec.device == "cuda":
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
-        device = torch.device("cuda", torch.cuda.current_device())
-    else:
-        device = torch.device("cpu")
+    device = resolve_device(spec.device, "nccl" if spec.device == "cuda" else "gloo", rank)
     dtype = getattr(torch, spec.dtype)
     method, u_factor = _METHODS[name]
     u = None if u_factor is None else u_factor * world
@@ -193,6 +191,10 @@ def run_benchmark(
     for name in methods:
         if name not in _METHODS:
             raise ValueError(f"methods must be among {sorted(_METHODS)}, got {name!r}")
+    if isinstance(world, bool) or not isinstance(world, int) or world < 1:
+        raise ValueError(f"world must be an integer >= 1, got {world!r}")
+    if any(_METHODS[n][0] != "ring" for n in methods):  # head/world checks here, not inside a spawned rank
+        HeadGeometry.build(world, spec.heads, spec.kv_heads)
     for s in seq_lens:
         if isinstance(s, bool) or not isinstance(s, int) or s < 1 or s % world:
             raise ValueError(f"every sequence length must be a positive multiple of world ({world}), got {s!r}")
@@ -245,21 +247,13 @@ def run_benchmark(
 
 
 def markdown_table(rows: list[dict]) -> str:
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in rows:
-        cells = [f"{r[c]:.4g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    """The rows as a markdown table (the reports' own :meth:`icml26.core.report.Table.to_markdown`)."""
+    return Table("upipe_gpu", rows).to_markdown()
 
 
 def write_json(path: str, rows: list[dict], spec: BenchSpec, world: int) -> None:
-    """Write the rows and settings atomically (a temporary file renamed into place)."""
+    """Write the rows and settings atomically (:func:`icml26.core.atomic_write_text`)."""
     payload = {"spec": asdict(spec), "world": world, "torch": torch.__version__, "rows": rows}
     if spec.device == "cuda" and torch.cuda.is_available():
         payload["gpu"] = torch.cuda.get_device_name(0)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(payload, fh, indent=1)
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(to_jsonable(payload), indent=1))

@@ -65,15 +65,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def resolve_device(device: str, backend: str) -> torch.device:
-    """``cuda:LOCAL_RANK`` for ``cuda`` (or ``auto`` with NCCL), else the CPU; sets the current CUDA device."""
+def resolve_device(device: str, backend: str, rank: int = 0) -> torch.device:
+    """``cuda:LOCAL_RANK`` for ``cuda`` (or ``auto`` with NCCL), else the CPU; sets the current CUDA device.
+    Without ``LOCAL_RANK`` (ranks spawned by hand, one machine) the GPU is ``cuda:rank``."""
     if device == "cpu" or (device == "auto" and backend != "nccl"):
         return torch.device("cpu")
     if not torch.cuda.is_available():
         raise RuntimeError(f"--device {device} with --backend {backend} needs a CUDA GPU, and none is visible")
-    local = int(os.environ.get("LOCAL_RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", rank))
     if local >= torch.cuda.device_count():
-        raise RuntimeError(f"LOCAL_RANK={local} but only {torch.cuda.device_count()} CUDA device(s) are visible")
+        raise RuntimeError(f"local rank {local} but only {torch.cuda.device_count()} CUDA device(s) are visible")
     torch.cuda.set_device(local)
     return torch.device("cuda", local)
 
@@ -87,7 +88,7 @@ def main(argv=None) -> list[float]:
         started_here = True
     world = dist.get_world_size() if dist.is_initialized() else 1
     rank = dist.get_rank() if dist.is_initialized() else 0
-    device = resolve_device(args.device, args.backend)
+    device = resolve_device(args.device, args.backend, rank)
     dtype = getattr(torch, args.dtype)
     if args.seq_len % world:
         raise ValueError(f"--seq-len ({args.seq_len}) must be divisible by the number of processes ({world})")
