@@ -148,7 +148,11 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
 def truth_model(truth) -> CountICA:
     """A :class:`CountICA` whose fitted attributes are the generating parameters of ``truth`` (an
     :class:`~icml26.count_ica.data.ARPLNTruth` with a constant offset, carried by the intercept): its ``sample``
-    draws from the true model through the estimator's own code path."""
+    draws from the true model through the estimator's own code path.  Only the sampling attributes are set: its
+    ``model_`` is a fresh module (the truth's mixing need not have the unit columns ``ARPLNICA.Gamma`` imposes), so
+    ``transform`` / ``score`` on it are meaningless."""
+    if not np.allclose(truth.offsets, truth.offsets.flat[0]):
+        raise ValueError("truth.offsets must be constant: truth_model carries the offset in the intercept")
     K, d = truth.mixing.shape
     C = truth.pi.shape[1]
     m = CountICA(d, C)
