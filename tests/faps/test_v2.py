@@ -147,3 +147,16 @@ def test_linear_mmse_denoiser_matches_its_closed_form_and_recovery_levels():
         recovery_level_t([300, 100], [0.1, 0.2], 0.5)
     with pytest.raises(ValueError, match="abar"):
         linear_mmse_x0(x, 0.0, mu, var)
+
+
+def test_spectral_statistics_name_bad_arguments():
+    from icml26.faps.metrics import censored_level_time, linear_mmse_band_r2, recovery_level_t
+
+    with pytest.raises(ValueError, match="steps must be ascending"):
+        censored_level_time([0, 20, 10], [0.1, 0.2, 0.3], 0.5)
+    with pytest.raises(ValueError, match="values must be finite"):
+        censored_level_time([0, 10], [0.1, float("nan")], 0.5)
+    with pytest.raises(ValueError, match="t_grid and r2"):
+        recovery_level_t([100, 200, 300], [0.9, 0.5], 0.5)
+    with pytest.raises(ValueError, match="abar"):
+        linear_mmse_band_r2(1.5, torch.ones(8, 8))

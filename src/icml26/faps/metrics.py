@@ -177,6 +177,10 @@ def censored_level_time(steps: list[float], values: list[float], level: float) -
     whether the time is censored (never reached: the last step is returned with ``True``)."""
     if len(steps) != len(values) or not steps:
         raise ValueError(f"steps and values must be non-empty and of equal length, got {len(steps)}, {len(values)}")
+    if list(steps) != sorted(steps):
+        raise ValueError(f"steps must be ascending, got {list(steps)}")
+    if any(not np.isfinite(v) for v in values):
+        raise ValueError(f"values must be finite (an empty band gives R^2 = nan), got {list(values)}")
     if values[0] >= level:
         return float(steps[0]), False
     for i in range(1, len(values)):
@@ -214,6 +218,8 @@ def linear_mmse_band_r2(abar: float, var: Tensor, n_bands: int = 4, data_var: Te
     ``sum_{k in b} abar var_k^2 / (abar var_k + 1 - abar) / sum_{k in b} var_k``."""
     from .frequency import band_index
 
+    if not 0.0 < float(abar) <= 1.0:
+        raise ValueError(f"abar must lie in (0, 1], got {abar}")
     a = float(abar)
 
     def flat(v: Tensor) -> Tensor:
@@ -237,5 +243,7 @@ def recovery_level_t(t_grid: list[int], r2: list[float], level: float) -> tuple[
     the largest ``t`` (returned: that ``t``) or at no ``t`` (returned: the smallest ``t``, an upper bound)."""
     if list(t_grid) != sorted(t_grid):
         raise ValueError(f"t_grid must be ascending, got {t_grid}")
+    if len(t_grid) != len(r2) or not len(r2):
+        raise ValueError(f"t_grid and r2 must be non-empty and of equal length, got {len(t_grid)}, {len(r2)}")
     t_star, censored = censored_level_time([-t for t in reversed(t_grid)], list(reversed(r2)), level)
     return -t_star, censored or (r2[-1] >= level)
