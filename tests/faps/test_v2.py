@@ -160,3 +160,19 @@ def test_spectral_statistics_name_bad_arguments():
         recovery_level_t([100, 200, 300], [0.9, 0.5], 0.5)
     with pytest.raises(ValueError, match="abar"):
         linear_mmse_band_r2(1.5, torch.ones(8, 8))
+
+
+def test_idct2_inverts_dct2_on_non_square_blocks():
+    from icml26.faps import dct2, idct2
+
+    x = torch.randn(3, 6, 10, dtype=torch.float64)
+    torch.testing.assert_close(idct2(dct2(x)), x)
+
+
+def test_policy_schedule_needs_the_per_patch_reward():
+    """policy_batch / policy_every are honoured by reward='patch' only: elsewhere they are refused, not ignored."""
+    model = TinyDiT(8, 2, 1, 16, 1, 2, num_classes=10)
+    gate = FrequencyGate(2, keep_ratio=0.5)
+    with pytest.raises(ValueError, match="reward='patch' only"):
+        FaPSTrainer(model, DDIMScheduler(1000), gate, total_steps=10, reward="signal", policy_every=2)
+    FaPSTrainer(model, DDIMScheduler(1000), gate, total_steps=10, reward="patch", policy_every=2, policy_batch=4)

@@ -43,7 +43,7 @@ Example::
 from .baselines import HighFrequencyGate, RandomPatchGate
 from .data import canvas_digits, digits_tensors, spectral_tensors
 from .diffusion import DDIMScheduler, SchedulerOutput, ddim_sample
-from .frequency import band_index, dct2, dct_band_energies, dct_matrix, patch_features, patchify, unpatchify
+from .frequency import band_index, dct2, dct_band_energies, dct_matrix, idct2, patch_features, patchify, unpatchify
 from .gate import (
     FaPSTrainer,
     FrequencyGate,
@@ -82,6 +82,7 @@ __all__ = [
     "unpatchify",
     "dct_matrix",
     "dct2",
+    "idct2",
     "band_index",
     "dct_band_energies",
     "patch_features",

@@ -63,7 +63,7 @@ from icml26.core import (
 from .baselines import HighFrequencyGate, RandomPatchGate
 from .data import canvas_digits, digits_tensors, spectral_tensors
 from .diffusion import DDIMScheduler, ddim_sample
-from .frequency import band_index, dct2, dct_band_energies, dct_matrix, patchify
+from .frequency import band_index, dct2, dct_band_energies, idct2, patchify
 from .gate import FaPSTrainer, FrequencyGate, _topk_inclusion, num_keep
 from .metrics import (
     FeatureFD,
@@ -316,11 +316,10 @@ def spectral_validation(x_train: torch.Tensor, spec: dict, sched, cfg: Config, p
     mu, x0, nb = spec["mu"], spec["x0"], cfg.n_bands
     var = dct2((x_train - mu)[:, 0]).pow(2).mean(0)  # [H, W] per-coefficient variance
     idx = band_index(x0.shape[-2], x0.shape[-1], nb)
-    m = dct_matrix(x0.shape[-1])
     d = dct2((x0 - mu)[:, 0])
     keep_low = (idx < nb // 2).to(x0.dtype)
-    low = (m.T @ (d * keep_low) @ m)[:, None] + mu
-    high = (m.T @ (d * (1 - keep_low)) @ m)[:, None] + mu
+    low = idct2(d * keep_low)[:, None] + mu
+    high = idct2(d * (1 - keep_low))[:, None] + mu
     target_low = [1.0] * (nb // 2) + [0.0] * (nb - nb // 2)
     dev = max(max(abs(r - e) for r, e in zip(_r2_bands(low, x0, mu, nb)[:nb], target_low)),
               max(abs(r - (1 - e)) for r, e in zip(_r2_bands(high, x0, mu, nb)[:nb], target_low)))  # fmt: skip

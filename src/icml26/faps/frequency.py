@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["patchify", "unpatchify", "dct_matrix", "dct2", "band_index", "dct_band_energies", "patch_features"]
+__all__ = ["patchify", "unpatchify", "dct_matrix", "dct2", "idct2", "band_index", "dct_band_energies", "patch_features"]
 
 
 def _check_patch_size(h: int, w: int, patch_size: int) -> None:
@@ -76,6 +76,13 @@ def dct2(x: Tensor) -> Tensor:
     mh = _dct_matrix_cached(x.shape[-2], x.dtype, str(x.device))
     mw = _dct_matrix_cached(x.shape[-1], x.dtype, str(x.device))
     return mh @ x @ mw.T
+
+
+def idct2(d: Tensor) -> Tensor:
+    """Inverse of :func:`dct2` over the last two dimensions (``M_h^T d M_w``; the matrices are orthonormal)."""
+    mh = _dct_matrix_cached(d.shape[-2], d.dtype, str(d.device))
+    mw = _dct_matrix_cached(d.shape[-1], d.dtype, str(d.device))
+    return mh.T @ d @ mw
 
 
 def band_index(height: int, width: int, n_bands: int) -> Tensor:

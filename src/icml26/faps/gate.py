@@ -335,6 +335,11 @@ class FaPSTrainer:
             raise ValueError(f"policy_every must be a positive integer, got {policy_every!r}")
         if policy_batch is not None and (not isinstance(policy_batch, int) or policy_batch < 1):
             raise ValueError(f"policy_batch must be None or a positive integer, got {policy_batch!r}")
+        if reward != "patch" and (policy_batch is not None or policy_every != 1):
+            raise ValueError(
+                f"policy_batch and policy_every apply to reward='patch' only (got reward={reward!r}, "
+                f"policy_batch={policy_batch!r}, policy_every={policy_every!r})"
+            )
         if not isinstance(total_steps, int) or total_steps < 1:
             raise ValueError(f"total_steps must be a positive integer, got {total_steps!r}")
         if not 0.0 <= full_finetune_frac < 1.0:

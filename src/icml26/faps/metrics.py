@@ -200,14 +200,13 @@ def linear_mmse_x0(x_t: Tensor, abar: float, mean: Tensor, var: Tensor) -> Tenso
     W]``; ``mean``: ``[1, C, H, W]``; ``var``: ``[C, H, W]`` or ``[H, W]`` (per-coefficient variance of ``D(x0 -
     mu)``); see :func:`linear_mmse_band_r2` for its per-band ``R^2`` in closed form.
     """
-    from .frequency import dct2, dct_matrix
+    from .frequency import dct2, idct2
 
     if x_t.dim() != 4 or not 0.0 < float(abar) <= 1.0:
         raise ValueError(f"x_t must be [B, C, H, W] and abar in (0, 1], got {tuple(x_t.shape)} and {abar}")
     a = float(abar)
     g = a**0.5 * var / (a * var + 1 - a)
-    mh, mw = dct_matrix(x_t.shape[-2], x_t.dtype, x_t.device), dct_matrix(x_t.shape[-1], x_t.dtype, x_t.device)
-    return mh.T @ (g * dct2(x_t - a**0.5 * mean)) @ mw + mean
+    return idct2(g * dct2(x_t - a**0.5 * mean)) + mean
 
 
 def linear_mmse_band_r2(abar: float, var: Tensor, n_bands: int = 4, data_var: Tensor | None = None) -> Tensor:
