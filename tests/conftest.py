@@ -92,12 +92,50 @@ def _no_global_torch_state_leaks():
     assert torch.are_deterministic_algorithms_enabled() == det, "the test left torch's deterministic mode changed"
 
 
+def _shared_quick_run(slug: str):
+    """A quick run of ``slug`` that CI already measured from the installed wheel (``ICML26_QUICK_RUNS``: the folder of
+    its ``icml26 run all --preset quick``), taken only if it is the very run this session would measure: the default
+    quick config and seeds, the same code hash and the same versions of every package it recorded. Else None."""
+    import importlib
+    import json
+
+    from icml26.core import latest_run, registry
+    from icml26.core.io import to_jsonable
+    from icml26.core.runner import code_hash, resolve_seeds
+
+    folder = os.environ.get("ICML26_QUICK_RUNS")
+    run = latest_run(folder, slug) if folder else None
+    if run is None:
+        return None
+    r = json.loads((run / "result.json").read_text())
+    exp = registry.get(slug)
+    if (
+        r["preset"] != "quick"
+        or r["config"] != json.loads(json.dumps(to_jsonable(exp.presets["quick"])))
+        or r["seeds"] != resolve_seeds(None, exp.seeds["quick"])
+        or r["code_hash"] != code_hash(exp)
+    ):
+        return None
+    for name, version in r["versions"].items():
+        if name in ("python", "package", "platform"):
+            continue
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            return None
+        if str(getattr(mod, "__version__", "unknown")) != version:
+            return None
+    return run
+
+
 @pytest.fixture(scope="session")
 def quick_run(tmp_path_factory):
     """``quick_run(slug)``: the run folder of ``slug``'s quick preset, measured once per test session with the
     caller at 2 threads (torch and ICML26_NUM_THREADS). The paper's smoke test and the thread-count test
     (tests/core/test_reproducible.py) share it, so the suite pays for each quick preset once. upipe's is its
-    quick preset shrunk to UPIPE_SMALL, one seed."""
+    quick preset shrunk to UPIPE_SMALL, one seed. In CI the quick presets already ran from the installed wheel
+    (``.ci/run``): a run of the same config, seeds, code and package versions is taken from there
+    (:func:`_shared_quick_run`) instead of measuring it again (not upipe's: the tests use its shrunk preset)."""
     import torch
 
     from icml26.core import run_experiment
@@ -105,6 +143,8 @@ def quick_run(tmp_path_factory):
     runs: dict = {}
 
     def get(slug: str):
+        if slug not in runs and slug != "upipe" and (shared := _shared_quick_run(slug)) is not None:
+            runs[slug] = shared
         if slug not in runs:
             before, env = torch.get_num_threads(), os.environ.get("ICML26_NUM_THREADS")
             torch.set_num_threads(2)

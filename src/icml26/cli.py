@@ -101,13 +101,41 @@ def _counts_of(r: dict) -> dict:
     return r.get("counts") or counts(r["claims"])
 
 
+CHECKOUT_RESULTS = Path(__file__).resolve().parents[2] / "results"  # a source checkout's shipped reference runs
+
+
+def reference_results(folder: Path | None = None) -> dict[str, dict]:
+    """The shipped reference run of each known paper, ``folder/SLUG/result.json`` (default: ``./results``, else the
+    checkout's ``results/``; an installed wheel has none, and nothing is read)."""
+    if folder is None:
+        folder = next((f for f in (Path("results"), CHECKOUT_RESULTS) if f.is_dir()), None)
+        if folder is None:
+            return {}
+    known = experiments()
+    return {
+        d.name: {"dir": d, **load_result(d)}
+        for d in sorted(folder.glob("*"))
+        if d.name in known and (d / "result.json").exists()
+    }
+
+
 @app.command("list")
-def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")] = Path("runs")) -> None:
-    """Every paper, one line each, with the verdicts of its latest full run (else its latest quick smoke run)."""
+def list_(
+    out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")] = Path("runs"),
+    reference: Annotated[
+        Path | None,
+        typer.Option(help="Reference runs shown for papers not run here (default: ./results, else the checkout's)."),
+    ] = None,
+) -> None:
+    """Every paper, one line each, with the verdicts of its latest full run (else its latest quick smoke run); a paper
+    never run here shows its shipped reference run's verdicts, labelled ``reference``."""
     latest = latest_results(out)
+    refs = reference_results(reference) if any(s not in latest for s in experiments()) else {}
     missing = unavailable()
     for slug, entry in experiments().items():
-        r = latest.get(slug)
+        r, label = latest.get(slug), None
+        if r is None and slug in refs:
+            r, label = refs[slug], f"reference {refs[slug]['preset']} run"
         if r is None:
             verdicts = "not run yet"
         else:
@@ -115,7 +143,7 @@ def list_(out: Annotated[Path, typer.Option(help="Folder holding earlier runs.")
             claims = " ".join(
                 f"{c['id']}{_MARK.get(c['verdict'], '?')}" for c in r["claims"] if c.get("kind", "claim") == "claim"
             )
-            verdicts = f"[{_preset_label(r)}] {summary_line(k)} | {claims}"
+            verdicts = f"[{label or _preset_label(r)}] {summary_line(k)} | {claims}"
         typer.echo(f"{slug:<20} {entry.title[:60]:<60} {verdicts}")
         if entry.component:
             typer.echo(f"{'':<20} you get: {entry.component}")
@@ -143,7 +171,8 @@ def run(
 ) -> None:
     """Run reproductions; write OUT/SLUG/<UTC timestamp>/ and print its path last.
 
-    Exits 3 (after writing the run folder) when a check, a guarantee of our own code, fails.
+    Exits 3 (after writing the run folder) when a check, a guarantee of our own code, fails, and 1 when a paper
+    crashed (the other papers still run and are written).
     """
     exps = experiments()
     if preset not in PRESETS:
@@ -183,6 +212,7 @@ def run(
     set_threads()
     dirs: list[Path] = []
     failing: list[str] = []
+    crashed: list[str] = []
     for k, slug in enumerate(chosen, 1):
         err.print(f"[bold]{slug}[/bold] ({preset}, paper {k}/{len(chosen)})", highlight=False)
         try:
@@ -201,10 +231,20 @@ def run(
             )
         except KeyboardInterrupt:
             _interrupted()
+        except Exception:  # one paper's crash must not cost the others their runs: report it, go on, exit 1
+            if len(chosen) == 1:
+                raise
+            err.print_exception(max_frames=8)
+            err.print(f"[red]{slug} failed[/red]; going on with the other papers", highlight=False)
+            crashed.append(slug)
+            continue
         dirs.append(run_dir)
         failing += _summary([run_dir])  # each paper's verdicts as soon as it finishes
     for d in dirs:
         print(d)
+    if crashed:
+        err.print(f"[red]failed to run:[/red] {', '.join(crashed)} (tracebacks above)", highlight=False)
+        raise typer.Exit(code=1)
     if failing:
         err.print(f"[red]failing checks (defects, not findings):[/red] {', '.join(failing)}", highlight=False)
         raise typer.Exit(code=EXIT_FAILING_CHECK)
@@ -387,11 +427,7 @@ def report(
     if format not in ("md", "csv", "json"):
         _fail(f"--format must be one of md, csv, json; got {format!r}")
     if reference is not None:
-        latest = {
-            d.name: {"dir": d, **load_result(d)}
-            for d in sorted(reference.glob("*"))
-            if (d / "result.json").exists() and d.name in experiments()
-        }
+        latest = reference_results(reference)
         if not latest:
             _fail(f"no reference runs (SLUG/result.json) under {reference}")
         out.mkdir(parents=True, exist_ok=True)

@@ -136,7 +136,7 @@ PAPERS: tuple[dict, ...] = (
         "component": "OmniDocBench metrics (TextEdit, FormulaEdit, TEDS/TEDS-S, ReadingOrder, Overall); "
         "CascadeParser on RapidOCREngine / TesseractEngine, bootstrap_labels; TinyPageParser (image -> Markdown "
         "tokens); CategoryReward + grpo_step; SyntheticPages",
-        "needs": ("rapidocr_onnxruntime", "apted", "rapidfuzz", "lxml", "pylatexenc"),
+        "needs": ("rapidocr_onnxruntime", "apted", "rapidfuzz", "lxml", "pylatexenc", "PIL"),
         "extra": "ocr",
     },
     {
@@ -146,6 +146,8 @@ PAPERS: tuple[dict, ...] = (
         "component": "PINN + exact-solution PDE problems (convection, reaction, diffusion, wave, reaction-diffusion), "
         "fit (L-BFGS / Adam / Adam+L-BFGS / curriculum), closure-based hessian_top_eigenvalue / hessian_trace, "
         "linear_cka, mode_connectivity, RegimeSweep, classify_regimes, plot_regime_map",
+        "needs": ("pandas", "joblib"),
+        "extra": "sciml",
     },
     {
         "slug": "ski_rental",

@@ -246,3 +246,37 @@ def test_progress_prints_plain_lines_when_not_a_terminal(capsys):
     err_text = capsys.readouterr().err
     assert "seeds: 1/3 done" in err_text and "seeds: 3/3 done" in err_text and "ETA" in err_text
     assert "seeds: 2/3" not in err_text  # throttled: the first, the last, and one line per 15 s between
+
+
+def _crash(config, seed, progress):
+    raise RuntimeError("simulated crash in measure")
+
+
+def test_a_crashing_paper_does_not_stop_the_others(tmp_path, toy_experiment):
+    """Issue 44: `run all` went down with the first paper that crashed; now the others run and the exit code is 1."""
+    from icml26.core import registry as reg
+
+    reg._REGISTRY["toy_crash"] = replace(toy_experiment, slug="toy_crash", title="crashes", measure=_crash)
+    try:
+        r = runner.invoke(app, ["run", "toy_crash", "toy", "--seeds", "3", "--out", str(tmp_path)])
+    finally:
+        reg._REGISTRY.pop("toy_crash", None)
+    assert r.exit_code == 1, r.output
+    assert "toy_crash failed" in r.output and "failed to run: toy_crash" in r.output
+    assert "simulated crash in measure" in r.output  # the traceback is shown
+    assert (tmp_path / "toy").is_dir() and not list((tmp_path / "toy_crash").glob("2*"))
+
+
+def test_list_shows_the_shipped_reference_verdicts(tmp_path, monkeypatch):
+    """Issue 44: in a checkout, a paper never run here shows its results/SLUG verdicts, labelled reference; with no
+    reference folder (an installed wheel) it says 'not run yet'."""
+    from icml26 import cli
+
+    monkeypatch.chdir(tmp_path)  # no ./results here: the checkout's results/ is found beside the package
+    r = runner.invoke(app, ["list", "--out", str(tmp_path / "runs")])
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.output.splitlines() if "[reference full run]" in ln]
+    assert len(lines) == len(list((README.parent / "results").glob("*/result.json"))) == 19
+    monkeypatch.setattr(cli, "CHECKOUT_RESULTS", tmp_path / "nowhere")
+    r = runner.invoke(app, ["list", "--out", str(tmp_path / "runs")])
+    assert r.exit_code == 0 and "reference" not in r.output and r.output.count("not run yet") >= 19

@@ -63,17 +63,19 @@ def _flatten(x, prefix=""):
 @pytest.mark.parametrize("slug", [p["slug"] for p in PAPERS])
 def test_a_quick_seed_is_the_same_whatever_the_callers_threads(slug, quick_run, upipe_small, tmp_path, monkeypatch):
     """Issue 36: seed 0 of the quick preset measured with the caller at 1 thread (torch and ICML26_NUM_THREADS)
-    gives the record the session's quick run measured with the caller at 2, bit for bit (machine timings aside).
+    gives the record the session's quick run measured with the caller at 2, bit for bit (machine timings aside), and
+    the other way round when the session's run is CI's wheel run at 1 thread (conftest ``quick_run``).
     This catches work that escapes the runner's thread pin: subprocesses, thread pools, DataLoader workers."""
     if slug in reg.unavailable():
         pytest.skip(reg.unavailable()[slug])
     exp = reg.get(slug)
     overrides = upipe_small if slug == "upipe" else None  # quick_run's shrunk upipe preset
     base = load_result(quick_run(slug))
+    other = 2 if base["provenance"]["torch_threads"] == 1 else 1  # the caller's threads the base run did not have
     before = torch.get_num_threads()
     try:
-        torch.set_num_threads(1)
-        monkeypatch.setenv("ICML26_NUM_THREADS", "1")
+        torch.set_num_threads(other)
+        monkeypatch.setenv("ICML26_NUM_THREADS", str(other))
         seed = base["seeds"][0]
         again = load_result(run_experiment(slug, seeds=[seed], out=tmp_path, overrides=overrides))
     finally:
@@ -85,6 +87,5 @@ def test_a_quick_seed_is_the_same_whatever_the_callers_threads(slug, quick_run, 
         b = {k: v for k, v in b.items() if not skip.search(k)}
     assert a.keys() == b.keys()
     moved = [f"{k}: {a[k]!r} -> {b[k]!r}" for k in a if a[k] != b[k] and not (a[k] != a[k] and b[k] != b[k])]
-    assert not moved, f"{slug} seed {seed} (threads {exp.threads}) moved with the caller's threads:\n" + "\n".join(
-        moved[:20]
-    )
+    why = f"{slug} seed {seed} (threads {exp.threads}) moved with the caller's threads ({other}):\n"
+    assert not moved, why + "\n".join(moved[:20])
