@@ -98,7 +98,7 @@ def _preset_label(r: dict) -> str:
 
 
 def _counts_of(r: dict) -> dict:
-    return r.get("counts") or counts(r["claims"])
+    return counts(r["claims"])  # recounted: a run stored before controls existed shows its claims as uncontrolled
 
 
 CHECKOUT_RESULTS = Path(__file__).resolve().parents[2] / "results"  # a source checkout's shipped reference runs
@@ -168,6 +168,9 @@ def run(
     time_min: Annotated[int, typer.Option("--time", help="SLURM time limit per seed, minutes.")] = 60,
     fresh: Annotated[bool, typer.Option(help="Recompute every seed (ignore stored records).")] = False,
     rejudge: Annotated[bool, typer.Option(help="Re-judge stored records though the code changed.")] = False,
+    dev: Annotated[
+        bool, typer.Option(help="A design run on the paper's dev (tuning) seeds, labelled so; not a reported verdict.")
+    ] = False,
 ) -> None:
     """Run reproductions; write OUT/SLUG/<UTC timestamp>/ and print its path last.
 
@@ -227,10 +230,15 @@ def run(
                 slurm={"partition": partition, "time_min": time_min},
                 fresh=fresh,
                 rejudge=rejudge,
+                dev=dev,
                 overrides=_overrides(slug, preset, set_),
             )
         except KeyboardInterrupt:
             _interrupted()
+        except ValueError as e:
+            if "dev seeds" in str(e) or "dev_seeds" in str(e):
+                _fail(str(e).replace("dev=True (--dev)", "--dev"))
+            raise
         except Exception:  # one paper's crash must not cost the others their runs: report it, go on, exit 1
             if len(chosen) == 1:
                 raise
@@ -270,7 +278,7 @@ def verify(
     Prints what moved beyond tolerance; exits 0 when everything reproduces and 1 when a verdict or a number
     changed (stored records of the same code and config are reused: --out a fresh folder to recompute).
     """
-    from .verify import compare
+    from .verify import compare, knife_edges
 
     if preset not in PRESETS:
         _fail(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
@@ -332,6 +340,14 @@ def verify(
         )
         moved += [{"paper": slug, **d} for d in diffs]
         err.print(f"  {'reproduces' if not diffs else f'{len(diffs)} difference(s)'} ({run_dir})", highlight=False)
+        for e in knife_edges(
+            load_result(run_dir), rtol=rtol, timing_statements=get(slug).timing_statements, timing_rtol=timing_rtol
+        ):
+            err.print(
+                f"  KNIFE EDGE [{e['kind']}] {e['id']} ({e['verdict']}): {e['statistic']} {e['value']:.4g} vs bound "
+                f"{e['bound']:.4g}, within the {e['tolerance']} tolerance: another CPU may flip it",
+                highlight=False,
+            )
     if not moved:
         typer.echo(f"verified: {len(chosen)} paper(s) reproduce the reference verdicts and numbers")
         return
@@ -402,6 +418,8 @@ def _summary(dirs: list[Path]) -> list[str]:
         for c in r["claims"]:
             kind = c.get("kind", "claim")
             reason = f" ({c['reason']})" if c.get("reason") else ""
+            reason += " (uncontrolled)" if kind == "claim" and not _controlled(c) else ""
+            reason += " KNIFE EDGE" if c.get("test", {}).get("knife_edge") else ""
             err.print(
                 f"  {_MARK.get(c['verdict'], '?')} [{kind}] {c['id']}: {c['verdict']}{reason} — {c['statement']}",
                 highlight=False,
@@ -441,22 +459,28 @@ def report(
     _overview_figure(out, latest)
     lines = [
         "# icml26 reproduction report\n",
-        "| paper | preset | claims hold | checks pass | preconditions hold |",
-        "|---|---|---|---|---|",
+        "Claims without a control arm (or a closed-form truth) are counted apart as *uncontrolled*; a control"
+        " rejects when the arm without the credited mechanism fails the claim's rule.\n",
+        "| paper | preset | claims hold | uncontrolled claims hold | controls reject | checks pass |"
+        " preconditions hold |",
+        "|---|---|---|---|---|---|---|",
     ]
     for slug, r in latest.items():
         k = _counts_of(r)
-        cells = [f"{k[kind]['holds']}/{sum(k[kind].values())}" for kind in ("claim", "check", "precondition")]
+        kinds = ("claim", "uncontrolled", "control", "check", "precondition")
+        cells = [f"{k[kind]['holds']}/{sum(k[kind].values())}" for kind in kinds]
         lines.append(f"| {slug} | {_preset_label(r)} | " + " | ".join(cells) + " |")
     lines += [
         "\n## Claims\n",
         "| paper | preset | kind | claim | verdict | statement |",
         "|---|---|---|---|---|---|",
     ]
-    order = {"precondition": 0, "claim": 1, "check": 2}
+    order = {"precondition": 0, "claim": 1, "control": 2, "check": 3}
     for slug, r in latest.items():
         for c in sorted(r["claims"], key=lambda c: order[c.get("kind", "claim")]):
             verdict = c["verdict"] + (f" ({c['reason']})" if c.get("reason") else "")
+            verdict += " (uncontrolled)" if c.get("kind", "claim") == "claim" and not _controlled(c) else ""
+            verdict += " KNIFE EDGE" if c.get("test", {}).get("knife_edge") else ""
             lines.append(
                 f"| {slug} | {r['preset']} | {c.get('kind', 'claim')} | {c['id']} | {verdict} | {c['statement']} |"
             )
@@ -475,7 +499,11 @@ def report(
     print(path)
 
 
-_COLUMNS = ("paper", "preset", "kind", "id", "verdict", "reason", "requires", "statement")
+_COLUMNS = ("paper", "preset", "kind", "id", "verdict", "reason", "requires", "controls", "statement")
+
+
+def _controlled(c: dict) -> bool:
+    return bool(c.get("controls") or c.get("no_control"))
 
 
 def _statement_rows(latest: dict) -> list[dict]:
@@ -488,6 +516,7 @@ def _statement_rows(latest: dict) -> list[dict]:
             "verdict": c["verdict"],
             "reason": c.get("reason", ""),
             "requires": ";".join(c.get("requires", [])),
+            "controls": ";".join(c.get("controls", [])) or (f"none: {c['no_control']}" if c.get("no_control") else ""),
             "statement": c["statement"],
         }
         for slug, r in latest.items()
@@ -528,12 +557,13 @@ def _overview_figure(out: Path, latest: dict) -> None:
     colors = {"holds": "#4c9a2a", "inconclusive": "#c9a227", "does not hold": "#b22222"}
     fig = Figure(figsize=(max(6, 0.9 * len(slugs) + 2), 4.2))
     ax = fig.subplots()
-    width = 0.27
-    for j, kind in enumerate(("precondition", "claim", "check")):
+    width = 0.2
+    kinds = ("precondition", "claim", "uncontrolled", "check")
+    for j, kind in enumerate(kinds):
         bottom = [0] * len(slugs)
         for verdict, color in colors.items():
             h = [_counts_of(latest[s])[kind][verdict] for s in slugs]
-            xs = [i + (j - 1) * width for i in range(len(slugs))]
+            xs = [i + (j - 1.5) * width for i in range(len(slugs))]
             ax.bar(
                 xs,
                 h,
@@ -543,12 +573,12 @@ def _overview_figure(out: Path, latest: dict) -> None:
                 edgecolor="k",
                 linewidth=0.3,
                 label=verdict if j == 1 else None,
-                hatch=("//" if kind == "precondition" else ".." if kind == "check" else ""),
+                hatch={"precondition": "//", "uncontrolled": "xx", "check": ".."}.get(kind, ""),
             )
             bottom = [b + x for b, x in zip(bottom, h)]
     ax.set_xticks(range(len(slugs)), slugs, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("number of statements")
-    ax.set_title("Statements by verdict per paper (bars: preconditions //, claims, checks ..)")
+    ax.set_title("Statements by verdict per paper (bars: preconditions //, claims, uncontrolled claims xx, checks ..)")
     ax.legend(fontsize=8, title="verdict")
     ax.grid(axis="y", alpha=0.3)
     import io as _io

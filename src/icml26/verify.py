@@ -14,6 +14,10 @@ compared, statement by statement (matched by id):
 
 A statement present on one side only is a difference too.  p-values are not compared (they move with the
 numbers, and the verdict already says whether they crossed ``alpha``).
+
+:func:`knife_edges` lists the statements whose verdict sits within that tolerance of flipping: the decisive number a
+judge stores (``test["decisive"]``: an interval end, the fewest wins, the worst value) is closer to its bound than the
+tolerance allows a number to move.  ``verify`` prints them even when everything reproduces.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["compare", "numbers_of"]
+__all__ = ["compare", "numbers_of", "knife_edges"]
 
 
 def numbers_of(statement: Mapping[str, Any]) -> dict[str, float]:
@@ -115,3 +119,35 @@ def compare(
                     }
                 )
     return diffs
+
+
+def knife_edges(
+    result: Mapping[str, Any],
+    *,
+    rtol: float = 0.1,
+    timing_statements: tuple[str, ...] | list[str] = (),
+    timing_rtol: float = 0.5,
+    atol: float = 1e-12,
+) -> list[dict]:
+    """Statements of ``result`` whose decisive number lies within the verify tolerance of its bound
+    (``|value - bound| <= atol + tol * |value|``), each as ``{"id", "kind", "verdict", "statistic", "value", "bound",
+    "tolerance"}``."""
+    out = []
+    for c in result["claims"]:
+        m = (c.get("test") or {}).get("decisive") or {}
+        if not isinstance(m.get("value"), (int, float)):
+            continue
+        tol = timing_rtol if c["id"] in timing_statements else rtol
+        if abs(m["value"] - m["bound"]) <= atol + tol * abs(m["value"]):
+            out.append(
+                {
+                    "id": c["id"],
+                    "kind": c.get("kind", "claim"),
+                    "verdict": c["verdict"],
+                    "statistic": m.get("statistic", ""),
+                    "value": float(m["value"]),
+                    "bound": float(m["bound"]),
+                    "tolerance": f"rel {tol:g}",
+                }
+            )
+    return out

@@ -30,7 +30,9 @@ def test_run_list_report_end_to_end(tmp_path, toy_experiment):
     last = Path(r.stdout.strip().splitlines()[-1])
     assert last.parent == tmp_path / "toy" and load_result(last)["seeds"] == list(range(7))
     r = runner.invoke(app, ["list", "--out", str(tmp_path)])
-    assert r.exit_code == 0 and re.search(r"toy\s+A toy experiment.*claims: 2/2 hold; checks: 1/1 pass.*C1", r.output)
+    assert r.exit_code == 0 and re.search(
+        r"toy\s+A toy experiment.*claims: 2/2 hold; controls reject 1/1; checks: 1/1 pass.*C1", r.output
+    )
     assert "you get: nothing" in r.output  # the component line
     r = runner.invoke(app, ["report", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
@@ -38,7 +40,7 @@ def test_run_list_report_end_to_end(tmp_path, toy_experiment):
     assert text.index("## Claims") < text.index("A toy experiment")
     assert "| toy | quick | claim | C1 |" in text and "| toy | quick | check | K1 |" in text
     # claims, checks and preconditions counted apart; a quick run is labelled as a smoke run
-    assert "| toy | quick: smoke run, not the paper's verdict | 2/2 | 1/1 | 1/1 |" in text
+    assert "| toy | quick: smoke run, not the paper's verdict | 2/2 | 0/0 | 1/1 | 1/1 | 1/1 |" in text
     assert f"](toy/{last.name}/curve.png)" in text
 
 
@@ -172,6 +174,21 @@ def test_list_and_report_prefer_the_latest_full_run(tmp_path, toy_experiment):
     assert "[full]" in r.output and "smoke run" not in r.output
 
 
+def readme_counts(claims: list[dict]) -> str:
+    """The README status column's counts: claims with a control arm (or a closed-form truth) apart from the
+    uncontrolled ones, then controls, checks and preconditions (recounted from the statements, as `icml26 list`
+    does)."""
+    from icml26.core import counts
+
+    k = counts(claims)
+    n = {kind: sum(v.values()) for kind, v in k.items()}
+    parts = [f"claims {k['claim']['holds']}/{n['claim']} hold"] if n["claim"] or not n["uncontrolled"] else []
+    parts += [f"uncontrolled claims {k['uncontrolled']['holds']}/{n['uncontrolled']} hold"] if n["uncontrolled"] else []
+    parts += [f"controls reject {k['control']['holds']}/{n['control']}"] if n["control"] else []
+    parts += [f"checks {k['check']['holds']}/{n['check']} pass"]
+    return ", ".join(parts + [f"preconditions {k['precondition']['holds']}/{n['precondition']} hold"])
+
+
 def test_readme_status_rows_agree_with_the_reference_results():
     """Every 'done' or 'partial' row quotes the claim/check/precondition counts of results/SLUG/result.json."""
     import json
@@ -184,12 +201,7 @@ def test_readme_status_rows_agree_with_the_reference_results():
         assert path.exists(), f"README says {slug} is done but results/{slug}/ has no reference run"
         r = json.loads(path.read_text())
         assert r["preset"] == "full", f"results/{slug} is a {r['preset']} run"
-        k = r["counts"]
-        want = (
-            f"claims {k['claim']['holds']}/{sum(k['claim'].values())} hold, "
-            f"checks {k['check']['holds']}/{sum(k['check'].values())} pass, "
-            f"preconditions {k['precondition']['holds']}/{sum(k['precondition'].values())} hold"
-        )
+        want = readme_counts(r["claims"])
         assert want in status, f"README row of {slug} does not say '{want}': {status}"
 
 
@@ -204,6 +216,7 @@ def test_report_exports_and_reads_the_shipped_reference(tmp_path, toy_experiment
     assert {(x["id"], x["kind"]) for x in rows} == {
         ("P1", "precondition"),
         ("C1", "claim"),
+        ("C1c", "control"),
         ("C2", "claim"),
         ("K1", "check"),
     }

@@ -47,20 +47,25 @@ def test_run_experiment_writes_valid_result(tmp_path, toy_experiment):
         assert f in r
     assert r["seeds"] == list(range(6)) and r["preset"] == "quick"
     assert r["config"] == {"n": 8, "fail_at_seed": -1, "precondition_gap": 0.5}
-    assert {c["id"] for c in r["claims"]} == {"P1", "C1", "C2", "K1"}
+    assert {c["id"] for c in r["claims"]} == {"P1", "C1", "C1c", "C2", "K1"}
     for c in r["claims"]:
-        assert {"id", "kind", "statement", "verdict", "requires", "method", "baselines", "test"} <= set(c)
+        keys = {"id", "kind", "statement", "verdict", "requires", "controls", "no_control", "method", "baselines"}
+        assert keys | {"test"} <= set(c)
     assert {c["id"]: c["kind"] for c in r["claims"]} == {
         "P1": "precondition",
         "C1": "claim",
+        "C1c": "control",
         "C2": "claim",
         "K1": "check",
     }
+    by = {c["id"]: c for c in r["claims"]}
+    assert by["C1"]["controls"] == ["C1c"] and by["C2"]["no_control"] == "toy truth"
     assert r["counts"]["claim"]["holds"] == 2 and r["counts"]["check"]["holds"] == 1
+    assert r["counts"]["control"]["holds"] == 1 and r["dev_seeds"] == [] and r["tuning"] == []
     assert len(r["records"]) == 6 and set(r["records"][0]) == {"a", "b", "t", "gap"}
     assert (d / "curve.png").read_bytes()[:4] == b"\x89PNG"
     md = (d / "report.md").read_text()
-    assert md.index("## Preconditions") < md.index("## Claims") < md.index("## Checks")
+    assert md.index("## Preconditions") < md.index("## Claims") < md.index("## Controls") < md.index("## Checks")
     assert set(r["versions"]) >= {"python", "torch", "package"}
 
 

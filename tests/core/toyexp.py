@@ -43,8 +43,10 @@ def judge(config: ToyConfig, records: list[dict], report: Report) -> None:
             "P1", "the gap exists", ("gap", [r["gap"] for r in records]), threshold=0.2, kind="precondition"
         )
     )
-    report.add_claim(judge_superiority("C1", "a beats b", ("a", a), {"b": b}, requires=["P1"]))
-    report.add_claim(judge_threshold("C2", "a is at least 0.5", ("a", a), threshold=0.5))
+    c1 = report.add_claim(judge_superiority("C1", "a beats b", ("a", a), {"b": b}, requires=["P1"], controls=["C1c"]))
+    # the control arm: a without the offset that makes it better (here: b's own draw), judged by C1's rule
+    report.add_claim(c1.control("C1c", "without its offset, a does not beat b", ("a without offset", b)))
+    report.add_claim(judge_threshold("C2", "a is at least 0.5", ("a", a), threshold=0.5, no_control="toy truth"))
     report.add_claim(judge_threshold("K1", "a is finite", ("a", a), threshold=-1e9, kind="check"))
     report.add_table("per_seed", [{"seed": s, "a": x, "b": y} for s, x, y in zip(report.seeds, a, b)])
     fig = Figure()

@@ -38,7 +38,7 @@ def test_quick_preset_end_to_end(quick_run):
     assert by_id["beats_fastica_moderate"]["requires"] == ["fastica_degraded_moderate"]
     assert by_id["parity_high"]["requires"] == ["fastica_fine_high"]
     assert by_id["beats_fastica_moderate"]["test"]["min_effect"] == 0.08
-    assert result["tuning"]["ARPLN-ICA"]["budget"] == result["tuning"]["ARPLN-ICA (MF)"]["budget"]
+    assert result["budgets"]["ARPLN-ICA"]["budget"] == result["budgets"]["ARPLN-ICA (MF)"]["budget"]
     for name in ("elbo_curve.png", "mixing_columns.png", "regime_paths.png", "report.md"):
         assert (run_dir / name).exists()
 

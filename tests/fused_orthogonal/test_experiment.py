@@ -38,7 +38,7 @@ def test_quick_preset_writes_claims(quick_run):
     assert by_id["inference"]["requires"] == []
     assert by_id["recovery_many_tasks"]["requires"] == ["chaining_unguarded"]
     assert by_id["oracle_match"]["test"]["name"] == "paired bootstrap (one-sided)"
-    tuning = result["tuning"] if "tuning" in result else result["metrics"].get("tuning", {})
+    tuning = result["budgets"] if "budgets" in result else result["metrics"].get("tuning", {})
     if tuning:  # equal grids for the method and UniformFusion
         assert tuning["ada"]["configs"] == tuning["uniform"]["configs"] > 1
     assert by_id["pooling_gain"]["test"]["unit"] == "seed"

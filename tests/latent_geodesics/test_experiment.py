@@ -36,7 +36,7 @@ def test_quick_preset_end_to_end_and_mutated_records(quick_run):
         assert by_id[cid]["requires"] == ["linear_leaves_manifold_s2"]
         assert by_id[cid]["test"]["unit"] == "seed" and by_id[cid]["test"]["n_units"] == len(result["seeds"])
     assert by_id["digits_closer_than_linear"]["requires"] == ["linear_leaves_manifold_digits"]
-    assert set(result["tuning"]) >= {"learned-zeta geodesic", "linear interpolation", "kNN graph"}
+    assert set(result["budgets"]) >= {"learned-zeta geodesic", "linear interpolation", "kNN graph"}
     for name in ("sphere_paths.png", "digit_strips.png", "projector_training.png", "report.md"):
         assert (run_dir / name).exists()
 

@@ -34,8 +34,8 @@ def test_quick_preset_end_to_end(quick_run):
             assert by_id[cid]["requires"] == ["finetune_forgets"]
     assert by_id["finetune_forgets"]["verdict"] == "holds"
     assert by_id["beats_finetune"]["test"]["min_effect"] == 0.2
-    assert set(result["tuning"]) == {"FedAvg-FT", "FedEWC", "FedLwF", "Exemplar", "Joint", "Li-FIL"}
-    assert len({t["budget"] for t in result["tuning"].values()}) == 1  # the same budget for every arm
+    assert set(result["budgets"]) == {"FedAvg-FT", "FedEWC", "FedLwF", "Exemplar", "Joint", "Li-FIL"}
+    assert len({t["budget"] for t in result["budgets"].values()}) == 1  # the same budget for every arm
     assert {"methods", "vs_exemplar", "privatization", "generator_fit"} <= set(result["tables"])
     for name in (
         "accuracy_matrix.png",

@@ -54,8 +54,8 @@ def test_quick_preset_end_to_end(quick_run):
     assert by_id["pooled_ica_fails_d5"]["verdict"] == "holds"
     assert by_id["weak_recovery_d5"]["verdict"] == "holds"
     assert by_id["beats_lingcrel_locr2_d5"]["test"]["min_effect"] == 0.15
-    assert set(result["tuning"]) >= {"CREATOR", "LiNGCReL-like", "pooled ICA"}
-    assert result["tuning"]["CREATOR"]["budget"] == result["tuning"]["LiNGCReL-like"]["budget"]
+    assert set(result["budgets"]) >= {"CREATOR", "LiNGCReL-like", "pooled ICA"}
+    assert result["budgets"]["CREATOR"]["budget"] == result["budgets"]["LiNGCReL-like"]["budget"]
     assert {"recovery", "learned_diagnostics"} <= set(result["tables"])
     for name in ("locr2_vs_envs.png", "estimated_vs_true_graph.png", "report.md"):
         assert (run_dir / name).exists()

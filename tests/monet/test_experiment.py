@@ -56,8 +56,8 @@ def test_quick_preset_end_to_end(quick_run):
             assert by_id[cid]["requires"] == [f"weak_undertrained_{ds}"]
     assert by_id["monet_beats_joint_s1"]["test"]["min_effect"] == 0.02
     names = {"MoNet", "Joint", "OGM-GE", "PMR", "MMPareto", "MLA-lite", "Unimodal ensemble"}
-    assert names <= set(result["tuning"])
-    assert len({(t["configs"], t["steps"]) for a, t in result["tuning"].items() if a in names}) == 1  # parity
+    assert names <= set(result["budgets"])
+    assert len({(t["configs"], t["steps"]) for a, t in result["budgets"].items() if a in names}) == 1  # parity
     assert {"accuracy", "learned_diagnostics", "ablations", "unimodal_models"} <= set(result["tables"])
     for name in ("probe_curves.png", "monet_diagnostics.png", "report.md"):
         assert (run_dir / name).exists()

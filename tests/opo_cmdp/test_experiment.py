@@ -46,7 +46,7 @@ def test_quick_preset_end_to_end(quick):
             assert by_id[cid]["test"]["unit"] == "seed" and by_id[cid]["test"]["n_units"] == len(result["seeds"])
     assert by_id["greedy_misled"]["verdict"] == "holds"
     assert by_id["opo_sublinear"]["verdict"] == "holds"
-    t = result["tuning"]
+    t = result["budgets"]
     assert t["OPO-CMDP"]["budget"] == t["epsilon-greedy"]["budget"]
     assert {"regret", "learned_diagnostics"} <= set(result["tables"])
     for name in ("cumulative_regret.png", "report.md"):

@@ -41,7 +41,7 @@ def test_quick_preset_end_to_end(quick_run):
     assert by_id["lbfgs_easy_corner"]["verdict"] == "holds"
     assert by_id["curriculum_helps_under"]["test"]["unit"] == "seed"
     assert by_id["curriculum_helps_under"]["test"]["n_units"] == len(result["seeds"])
-    tuning = result["tuning"]
+    tuning = result["budgets"]
     assert {"L-BFGS", "Adam", "Adam+L-BFGS", "curriculum"} <= set(tuning)
     assert len({tuning[a]["budget"] for a in ("L-BFGS", "Adam", "Adam+L-BFGS", "curriculum")}) == 1
     assert {"cells", "regimes", "sharpness_misleads", "sharpness_vs_error"} <= set(result["tables"])

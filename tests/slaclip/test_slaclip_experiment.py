@@ -82,8 +82,8 @@ def test_quick_preset_writes_all_statements(quick_run):
         assert claims[cid]["test"]["values_per_unit"] == len(QUICK.c0_grid)
     assert claims["A3-synthetic-c0_1"]["test"]["n_units"] == 4
     assert claims["A4"]["test"]["n_units"] == len(A4_ARMS)
-    assert set(result["tuning"]) >= {"SlaClip", "vanilla DP-SGD", "quantile clipping", "AUTO-S"}
-    assert result["tuning"]["AUTO-S"]["configs"] == len(QUICK.autos_lr_grid)
+    assert set(result["budgets"]) >= {"SlaClip", "vanilla DP-SGD", "quantile clipping", "AUTO-S"}
+    assert result["budgets"]["AUTO-S"]["configs"] == len(QUICK.autos_lr_grid)
     eps = {r["epsilon"] for r in result["tables"]["accuracy-digits"] if r["epsilon"] != "inf"}
     assert len(eps) == 1  # every DP method reports the same epsilon
     assert abs(eps.pop() - 3.0) < 0.05

@@ -63,9 +63,9 @@ def test_quick_preset_end_to_end(quick):
         if c["kind"] == "claim" and any(by_id[r]["verdict"] != "holds" for r in c["requires"]):
             assert c["verdict"] == "inconclusive" and c["reason"].startswith("setting invalid")
     assert by_id["toy_forget_mass"]["test"]["unit"] == "instance"  # independent toy problems, 2 per seed
-    assert by_id["toy_forget_mass"]["test"]["n_units"] == 4
-    assert by_id["lm_fq_vs_finetune"]["test"]["n_units"] == 2  # LM statements: seeds are the unit
-    tuning = result["tuning"]
+    assert by_id["toy_forget_mass"]["test"]["n_units"] == 2 * len(result["seeds"])
+    assert by_id["lm_fq_vs_finetune"]["test"]["n_units"] == len(result["seeds"])  # LM statements: seeds are the unit
+    tuning = result["budgets"]
     assert tuning["CG"]["configs"] == len(QUICK.cg_guidances) and tuning["Temper"]["steps"] == 0
     assert tuning["GA"]["configs"] == len(QUICK.ft_lrs) * len(QUICK.ft_eval_epochs)
     assert tuning["GA"]["steps"] == QUICK.ft_epochs

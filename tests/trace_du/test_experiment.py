@@ -61,8 +61,8 @@ def test_quick_preset_end_to_end(quick_run):
         assert by_id[cid]["requires"] == PRE
     assert by_id["graph_aware_rewinds_less"]["requires"] == []
     assert by_id["accuracy_above_last_noise"]["test"]["min_effect"] == 0.10
-    assert set(result["tuning"]) >= {"TRACE-DU", "Retrain", "Fine-tune", "Last+noise", "graph-agnostic"}
-    assert result["tuning"]["Fine-tune"]["budget"] == result["tuning"]["TRACE-DU"]["budget"]
+    assert set(result["budgets"]) >= {"TRACE-DU", "Retrain", "Fine-tune", "Last+noise", "graph-agnostic"}
+    assert result["budgets"]["Fine-tune"]["budget"] == result["budgets"]["TRACE-DU"]["budget"]
     assert {"methods", "sigma_sweep", "learned_diagnostics", "bound_tightness"} <= set(result["tables"])
     for name in ("sensitivity_vs_round.png", "metrics_per_method.png", "sigma_tradeoff.png", "training_curve.png"):
         assert (run_dir / name).exists(), name
@@ -89,7 +89,9 @@ def test_dropping_the_injection_term_breaks_the_bound_and_the_unlearning(monkeyp
     bad_asr = next(r for r in bad["sweep"] if r["sigma"] == cfg.claim_sigma)["graph"]["asr"]
     assert good_asr < 0.05 < 0.2 < bad_asr
     assert rep_bad["unlearned_asr_close_to_retrain"].verdict != "holds"
-    assert rep_good["unlearned_asr_close_to_retrain"].verdict == "holds"
+    # one seed's record twice is one unit with zero-variance differences: no test, so the claim cannot hold (issue 45);
+    # the ASR numbers above carry the contrast between the real sensitivity and the mutant
+    assert rep_good["unlearned_asr_close_to_retrain"].verdict != "does not hold"
 
 
 def test_distributed_engine_matches_in_process():

@@ -5,23 +5,13 @@ Nothing here knows about any paper or imports torch at import time.  A paper dec
 :mod:`.report`) and uses the ``progress`` it is given for progress bars, resumable pieces and artifacts.
 """
 
+from icml26.progress import Progress  # noqa: I001  (a run's helper, kept outside the core)
+
 from .io import atomic_write_bytes, atomic_write_text, latest_run, load_result, to_jsonable, write_run
 from .judges import judge_every, judge_k_of_n, judge_non_inferiority, judge_superiority, judge_threshold
-from .progress import Progress
 from .registry import Entry, Experiment, experiments, get, register, unavailable
 from .report import (
-    DOES_NOT_HOLD,
-    HOLDS,
-    INCONCLUSIVE,
-    KINDS,
-    VERDICTS,
-    Claim,
-    Figure,
-    Report,
-    Table,
-    counts,
-    summary_line,
-)
+    DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, KINDS, VERDICTS, Claim, Figure, Report, Table, counts, summary_line)
 from .runner import EXECUTORS, judge_records, run_experiment
 from .seeding import seed_everything, set_threads
 from .stats import Estimate, mean_ci, paired_bootstrap, paired_wilcoxon

@@ -31,7 +31,10 @@ class Experiment:
     the manifest when left empty; ``threads`` caps torch's and BLAS's threads in ``measure`` (tiny models run faster
     on one); ``timing_statements`` names the statements whose judged numbers are wall-clock measurements (speed ratios,
     throughput, arms trained for an equal wall-clock budget): ``icml26 verify`` gives their numbers a looser
-    tolerance, since machine load moves them, but still demands the same verdict."""
+    tolerance, since machine load moves them, but still demands the same verdict.  ``dev_seeds``: the seeds design and
+    tuning used, disjoint from every preset's reported ``seeds``; ``tuning``: the ledger of every variant tried while
+    designing, dicts with ``variant`` (what changed), ``seeds`` (the seeds it saw, never a reported one) and
+    ``outcome`` (what it gave), written to result.json and shown in report.md."""
 
     slug: str
     presets: Mapping[str, Any]
@@ -43,6 +46,8 @@ class Experiment:
     component: str = ""
     threads: int | None = None
     timing_statements: tuple[str, ...] = ()
+    dev_seeds: tuple[int, ...] = ()
+    tuning: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.slug):
@@ -62,6 +67,17 @@ class Experiment:
                     f"experiment {self.slug!r}: seeds[{p!r}] must be a count >= 1 or a non-empty tuple of distinct "
                     f"non-negative integers, got {seeds!r}"
                 )
+        dev, who = self.dev_seeds, f"experiment {self.slug!r}"
+        if not isinstance(dev, tuple) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in dev):
+            raise ValueError(f"{who}: dev_seeds must be a tuple of non-negative integers, got {dev!r}")
+        for p, s in ((p, self.seeds[p]) for p in PRESETS):
+            if clash := sorted(set(dev) & set(range(s) if isinstance(s, int) else s)):
+                raise ValueError(f"{who}: {p} seeds {clash} are also dev seeds (reported seeds are held out)")
+        for t in self.tuning:
+            if not isinstance(t, Mapping) or {"variant", "seeds", "outcome"} - set(t):
+                raise ValueError(f"{who}: each tuning entry needs variant, seeds and outcome; got {t!r}")
+            if seen := sorted(set(t["seeds"]) - set(dev)):
+                raise ValueError(f"{who}: tuning entry {t['variant']!r} saw seeds {seen}, which are not dev_seeds")
         for name, cfg in self.presets.items():
             if not (is_dataclass(cfg) and not isinstance(cfg, type) and type(cfg).__dataclass_params__.frozen):  # type: ignore[attr-defined]
                 raise TypeError(f"preset {name!r} of {self.slug!r} must be a frozen dataclass instance")

@@ -8,27 +8,34 @@ rule next to the verdict.  Every statement has a **kind**:
   violated); a failing check is a defect, not a finding (it heads report.md and ``icml26 run`` exits 3);
 * ``"precondition"`` -- the setting shows the phenomenon the method addresses.  A claim with
   ``requires=[ids]`` is *inconclusive* with the reason "setting invalid: <id>" when a required precondition
-  does not hold (:meth:`Report.resolve`, which the runner calls after ``judge``).
+  does not hold (:meth:`Report.resolve`, which the runner calls after ``judge``);
+* ``"control"`` -- a claim's own rule applied to a **control arm** (the method without what the claim credits),
+  made by :meth:`Claim.control`; it *holds* when the arm fails the rule.  A claim that holds while one of its
+  ``controls=[ids]`` does not is *inconclusive* ("control passes: <id>"): the test does not separate the method from
+  that arm.  A claim with neither controls nor ``no_control="<why>"`` (closed-form truths only) is *uncontrolled* and
+  counted apart.  Every judged statement also stores its ``decisive`` number and the bound it is held against;
+  :meth:`Report.resolve` flags a verdict whose margin is inside ``icml26 verify``'s tolerance "knife edge".
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "VERDICTS", "KINDS", "Claim", "Table", "Figure", "Report",
-           "counts", "summary_line"]
+           "counts", "summary_line", "VERIFY_RTOL", "TIMING_RTOL"]
 
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE)
-KINDS = ("claim", "check", "precondition")
+KINDS = ("claim", "check", "precondition", "control")
+VERIFY_RTOL, TIMING_RTOL = 0.1, 0.5  # ``icml26 verify``'s default relative tolerances (numbers; wall-clock statements)
 
 
 @dataclass(frozen=True)
@@ -43,13 +50,25 @@ class Claim:
     test: dict
     kind: str = "claim"
     requires: tuple[str, ...] = ()
-    reason: str = ""  # why the verdict was overridden (a required precondition failed)
+    reason: str = ""  # why the verdict was overridden (a required precondition failed, a control passed)
     measured_verdict: str | None = None  # the rule's own verdict before that override
+    controls: tuple[str, ...] = ()  # ids of this claim's control statements
+    no_control: str = ""  # why a claim checked against a closed-form truth has no control arm
+    rejudge: Callable[..., Claim] | None = field(default=None, compare=False, repr=False)  # the rule, for controls
 
     def to_dict(self) -> dict:
         return {"id": self.id, "kind": self.kind, "statement": self.statement, "verdict": self.verdict,
                 "requires": list(self.requires), "reason": self.reason, "measured_verdict": self.measured_verdict,
+                "controls": list(self.controls), "no_control": self.no_control,
                 "method": self.method, "baselines": self.baselines, "test": self.test}
+
+    def control(self, id: str, statement: str, arm: tuple[str, Any]) -> Claim:
+        """The control statement ``id``: this claim's own rule (its baselines, threshold, test and units) applied to a
+        control arm's values ``arm = (name, values)``, measured on the same seeds.  It holds when the arm fails the
+        rule.  Name ``id`` in the claim's ``controls=[...]`` and add both to the report."""
+        if self.rejudge is None or self.kind != "claim":
+            raise ValueError(f"{self.id!r} is not a claim made by a judge, so it has no rule to apply to a control arm")
+        return self.rejudge(id, statement, arm)
 
 
 @dataclass(frozen=True)
@@ -98,7 +117,8 @@ def _check_name(name: str) -> None:
 class Report:
     """Everything a run produced, filled by an experiment's ``judge``.  ``seeds`` (set by the runner) let
     :meth:`add_claim` refuse a seed-unit statement with more values than seeds (pseudo-replication); ``tuning``
-    holds each arm's budget (:meth:`set_tuning`), shown beside comparisons, with under-tuned baselines flagged."""
+    holds each arm's budget (:meth:`set_tuning`), shown beside comparisons, with under-tuned baselines flagged;
+    ``ledger`` (set by the runner from ``Experiment.tuning``) lists every variant tried while designing."""
 
     claims: list[Claim] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
@@ -107,6 +127,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     seeds: list[int] | None = None
     tuning: dict[str, dict] = field(default_factory=dict)
+    ledger: list[dict] = field(default_factory=list)
 
     def add_claim(self, claim: Claim) -> Claim:
         if not isinstance(claim, Claim):
@@ -146,19 +167,37 @@ class Report:
         t = self.tuning[arm]  # a budget of 0 (a closed form, an exact solver) has nothing to tune: never flagged
         return {"arm": arm, **t, **({"under_tuned": 0 < t["budget"] < method["budget"]} if method else {})}
 
-    def resolve(self) -> None:
-        """Apply ``requires``: a claim whose required precondition does not hold becomes *inconclusive*."""
-        pre = {c.id: c for c in self.claims if c.kind == "precondition"}
-        out = []
+    def resolve(self, timing: Iterable[str] = ()) -> None:
+        """Apply ``requires`` (a failed precondition makes its claims *inconclusive*) and ``controls`` (a claim that
+        holds while a control arm passes its rule too is *inconclusive*; "does not hold" stands), check that each
+        control applies its claim's rule to as many units, and flag knife edges: ``|value - bound| <= rtol * |value|``
+        for ``test["decisive"]``, with verify's tolerance (:data:`TIMING_RTOL` for ``timing`` ids, else
+        :data:`VERIFY_RTOL`)."""
+        by, out, served = self.by_id(), [], set()
         for c in self.claims:
-            if missing := [r for r in c.requires if r not in pre]:
+            if missing := [r for r in c.requires if getattr(by.get(r), "kind", "") != "precondition"]:
                 raise ValueError(f"{c.id!r} requires {missing}, which are not preconditions of this report")
-            if (failed := [r for r in c.requires if pre[r].verdict != HOLDS]) and c.measured_verdict is None:
-                c = replace(c, verdict=INCONCLUSIVE, measured_verdict=c.verdict,
-                            reason="setting invalid: " + ", ".join(failed))
+            if bad := [r for r in c.controls if getattr(by.get(r), "kind", "") != "control"]:
+                raise ValueError(f"{c.id!r} names controls {bad}, which are not control statements of this report")
+            for k in (by[r] for r in c.controls):
+                served.add(k.id)
+                if (k.test["rule"], k.test.get("n_units"), k.test.get("unit")) != (
+                        c.test["rule"], c.test.get("n_units"), c.test.get("unit")):
+                    raise ValueError(f"control {k.id!r} must apply claim {c.id!r}'s rule to as many units: make "
+                                     "it with claim.control(...) on the same seeds")
+            failed = [r for r in c.requires if by[r].verdict != HOLDS]
+            passing = [r for r in c.controls if by[r].verdict != HOLDS]
+            if c.measured_verdict is None and (failed or (passing and c.verdict == HOLDS)):
+                why = f"setting invalid: {', '.join(failed)}" if failed else f"control passes: {', '.join(passing)}"
+                c = replace(c, verdict=INCONCLUSIVE, measured_verdict=c.verdict, reason=why)
+            if (m := c.test.get("decisive")) and m.get("value") is not None:
+                tol = TIMING_RTOL if c.id in set(timing) else VERIFY_RTOL
+                edge = bool(abs(m["value"] - m["bound"]) <= 1e-12 + tol * abs(m["value"]))
+                c = replace(c, test={**c.test, "knife_edge": edge, "knife_rtol": tol})
             out.append(c)
+        if idle := [c.id for c in self.claims if c.kind == "control" and c.id not in served]:
+            raise ValueError(f"control statements {idle} are named in no claim's controls=[...]")
         self.claims = out
-
     def add_table(self, name: str, rows: list[dict], caption: str = "") -> Table:
         _check_name(name)
         self.tables.append(Table(name, [dict(r) for r in rows], caption))
@@ -183,73 +222,41 @@ class Report:
         return {c.id: c for c in self.claims}
 
     def claims_table(self, kind: str | None = None) -> Table:
-        rows = []
-        for c in (c for c in self.claims if kind is None or c.kind == kind):
-            verdict = c.verdict + (f" ({c.reason}; measured: {c.measured_verdict})" if c.reason else "")
-            row = {"id": c.id, "verdict": verdict, "statement": c.statement,
-                   "method": f"{c.method['name']}: {_estimate_str(c.method)}",
-                   "baselines": "; ".join(f"{b['name']}: {_estimate_str(b)}" for b in c.baselines) or "-",
-                   "test": c.test["name"] + (f", p={c.test['p_value']:.3g}" if "p_value" in c.test else "")
-                   + (f", n={c.test['n_units']} {c.test['unit']}s" if "n_units" in c.test else "")}
-            if c.requires:
-                row["requires"] = ", ".join(c.requires)
-            if c.test.get("tuning"):
-                row["tuning (configs x steps)"] = _tuning_str(c.test["tuning"])
-            rows.append(row)
-        return Table("claims" if kind in (None, "claim") else f"{kind}s", rows)
+        from icml26.render import claims_table
+        return claims_table(self, kind)
 
     def to_markdown(self, title: str, header: Mapping[str, Any], figure_dir: str = ".") -> str:
-        out = [f"# {title}\n", *(f"- **{k}**: {v}" for k, v in header.items())]
-        if failing := [c for c in self.claims if c.kind == "check" and c.verdict != HOLDS]:
-            out.append("\n## FAILING CHECKS (defects in our code, not findings)\n")
-            out += [f"- `{c.id}`: {c.verdict} — {c.statement}" for c in failing]
-        out.append("\n" + summary_line(counts(c.to_dict() for c in self.claims)) + "\n")
-        for kind, heading in (("precondition", "Preconditions"), ("claim", "Claims"), ("check", "Checks")):
-            sub = [c for c in self.claims if c.kind == kind]
-            if kind == "claim" or sub:
-                out += [f"\n## {heading}\n", self.claims_table(kind).to_markdown() if sub else "_no claims_\n"]
-                out += [f"- `{c.id}` rule: {c.test['rule']}" for c in sub]
-        if self.tuning:
-            out += ["\n## Tuning budgets\n",
-                    Table("tuning", [{"arm": a, **t} for a, t in self.tuning.items()]).to_markdown()]
-        for t in self.tables:
-            out += [f"\n## {t.name}\n", *([t.caption + "\n"] if t.caption else []), t.to_markdown()]
-        for f in self.figures:
-            out += [f"\n### Figure: {f.name}\n", f"![{f.name}]({figure_dir}/{f.filename})\n"]
-            out += [f.caption + "\n"] if f.caption else []
-        if self.notes:
-            out += ["\n## Notes\n", *(f"- {n}" for n in self.notes)]
-        return "\n".join(out) + "\n"
+        """report.md (:func:`icml26.render.report_markdown`)."""
+        from icml26.render import report_markdown
+        return report_markdown(self, title, header, figure_dir)
+
+
+def _uncontrolled(c: Mapping) -> bool:
+    return c.get("kind", "claim") == "claim" and not c.get("controls") and not c.get("no_control")
 
 
 def counts(claims: Iterable[Mapping]) -> dict[str, dict[str, int]]:
-    """``{kind: {verdict: count}}`` over claim dicts (as stored in result.json; a missing kind counts as claim)."""
-    out: dict[str, dict[str, int]] = {k: {v: 0 for v in VERDICTS} for k in KINDS}
+    """``{kind: {verdict: count}}`` over claim dicts (as stored in result.json; a missing kind counts as claim); claims
+    with neither ``controls`` nor ``no_control`` are counted under ``"uncontrolled"``, not ``"claim"``."""
+    out: dict[str, dict[str, int]] = {k: {v: 0 for v in VERDICTS} for k in (*KINDS, "uncontrolled")}
     for c in claims:
-        out[c.get("kind", "claim")][c["verdict"]] += 1
+        out["uncontrolled" if _uncontrolled(c) else c.get("kind", "claim")][c["verdict"]] += 1
     return out
 
 
 def summary_line(k: Mapping[str, Mapping[str, int]]) -> str:
-    """"claims: 3/5 hold (1 does not hold, 1 inconclusive); checks: 4/4 pass; preconditions: 1/1 hold"."""
+    """"claims: 3/5 hold (1 does not hold, 1 inconclusive); controls reject 5/6; checks: 4/4 pass; preconditions: 1/1
+    hold"; claims without a control arm are counted apart ("uncontrolled claims: 2/4 hold")."""
+    n = {kind: sum((k.get(kind) or {}).values()) for kind in (*KINDS, "uncontrolled")}
 
-    def part(kind: str, word: str) -> str:
-        c = k[kind]
+    def part(kind: str, label: str, word: str) -> str:
+        c = k.get(kind) or dict.fromkeys(VERDICTS, 0)
+        if kind == "control":
+            return f"controls reject {c[HOLDS]}/{n[kind]}"
         rest = [f"{c[v]} {v}" for v in (DOES_NOT_HOLD, INCONCLUSIVE) if c[v]]
-        return f"{kind}s: {c[HOLDS]}/{sum(c.values())} {word}" + (f" ({', '.join(rest)})" if rest else "")
+        return f"{label}: {c[HOLDS]}/{n[kind]} {word}" + (f" ({', '.join(rest)})" if rest else "")
 
-    return "; ".join(part(kind, w) for kind, w in (("claim", "hold"), ("check", "pass"), ("precondition", "hold")))
-
-
-def _tuning_str(t: Mapping[str, Any]) -> str:
-    def one(name: str, b: Mapping[str, Any] | None) -> str:
-        flag = " UNDER-TUNED" if b and b.get("under_tuned") else ""
-        return f"{name}: {b['configs']}x{_fmt(b['steps'])}{flag}" if b else f"{name}: not recorded"
-
-    return "; ".join([one(t["method"]["arm"] if t["method"] else "method", t["method"])]
-                     + [one(n, b) for n, b in t["baselines"].items()])
-
-
-def _estimate_str(d: Mapping[str, Any]) -> str:
-    spread = "" if d["n"] == 1 or d["std"] == 0.0 else f" ± {_fmt(d['std'])}"
-    return f"{_fmt(d['mean'])}{spread} (n={d['n']})"
+    parts = [("claim", "claims", "hold")] if n["claim"] or not n["uncontrolled"] else []
+    parts += [("uncontrolled", "uncontrolled claims", "hold")] if n["uncontrolled"] else []
+    parts += [("control", "", "")] if n["control"] else []
+    return "; ".join(part(*p) for p in (*parts, ("check", "checks", "pass"), ("precondition", "preconditions", "hold")))

@@ -22,8 +22,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from icml26.progress import Progress
+
 from .io import atomic_write_text, provenance, to_jsonable, versions, write_run
-from .progress import Progress
 from .registry import PRESETS, Experiment, get
 from .report import Report, counts
 from .seeding import default_threads, seed_everything
@@ -134,20 +135,23 @@ def _run_tasks(tasks: list[partial], jobs: int, executor: str, slurm: Mapping[st
 def judge_records(exp: Experiment | str, config: Any, records: list[dict], seeds: list[int] | None = None) -> Report:
     """Judge per-seed ``records`` (e.g. a result.json's, or mutated ones in a test) into a resolved :class:`Report`."""
     exp = get(exp) if isinstance(exp, str) else exp
-    report = Report(seeds=list(seeds) if seeds is not None else list(range(len(records))))
+    report = Report(seeds=list(seeds) if seeds is not None else list(range(len(records))),
+                    ledger=[dict(t) for t in exp.tuning])
     exp.judge(config, records, report)
-    report.resolve()
+    report.resolve(timing=exp.timing_statements)
     return report
 
 
 def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | None = None, out: str | Path = "runs",
                    show_progress: bool = False, overrides: dict | None = None, jobs: int = 1, executor: str = "local",
-                   slurm: Mapping[str, Any] | None = None, fresh: bool = False, rejudge: bool = False) -> Path:
+                   slurm: Mapping[str, Any] | None = None, fresh: bool = False, rejudge: bool = False,
+                   dev: bool = False) -> Path:
     """Measure ``slug``'s seeds (reusing stored records; ``jobs`` in parallel), judge them, write the run folder.
     result.json holds the config, the per-seed records, the judged statements with their kinds, tuning budgets,
     versions, provenance and wall times.  Returns the run folder.  ``rejudge=True`` re-judges the newest complete set of
     stored records of this preset and config even if the code changed since (recorded as ``records_code_hash``): for an
-    edit of ``judge`` or of the report alone, without measuring again."""
+    edit of ``judge`` or of the report alone, without measuring again.  Seeds in ``Experiment.dev_seeds`` are refused
+    unless ``dev=True`` (a design run on the tuning seeds, labelled so; its default seeds are the dev seeds)."""
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -156,7 +160,12 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     exp = get(slug)
     config = replace(exp.presets[preset], **overrides) if overrides else exp.presets[preset]
-    seed_list = resolve_seeds(seeds, exp.seeds[preset])
+    if dev and not exp.dev_seeds and seeds is None:
+        raise ValueError(f"dev: {slug} declares no dev_seeds; pass seeds")
+    seed_list = resolve_seeds(seeds, tuple(exp.dev_seeds) if dev else exp.seeds[preset])
+    if not dev and (clash := sorted(set(seed_list) & set(exp.dev_seeds))):
+        raise ValueError(f"seeds {clash} are dev seeds of {slug} (used for tuning): a reported run needs held-out "
+                         "seeds; pass dev=True (--dev) for a design run")
     cfg_key = hashlib.sha256(json.dumps(to_jsonable(config), sort_keys=True).encode()).hexdigest()[:12]
     chash = code_hash(exp)
     slug_dir = Path(out) / slug
@@ -193,7 +202,8 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
     claims = [c.to_dict() for c in report.claims]
     result = {
         "slug": slug, "title": exp.title, "paper": exp.paper, "preset": preset, "config": config, "seeds": seed_list,
-        "claims": claims, "counts": counts(claims), "tuning": report.tuning, "records": records,
+        "dev_seeds": list(exp.dev_seeds), "dev_run": dev, "claims": claims, "counts": counts(claims),
+        "tuning": report.ledger, "budgets": report.tuning, "records": records,
         "metrics": report.metrics, "tables": {t.name: t.rows for t in report.tables},
         "figures": [f.filename for f in report.figures], "notes": report.notes, "versions": versions(),
         "provenance": prov, "code_hash": chash, "records_code_hash": rec_hash, "executor": executor, "jobs": jobs,
@@ -203,7 +213,9 @@ def run_experiment(slug: str, preset: str = "quick", seeds: int | list[int] | No
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     header = {
-        "paper": exp.paper, "seeds": ", ".join(map(str, seed_list)),
+        "paper": exp.paper, "seeds": ", ".join(map(str, seed_list)) + (" (DEV seeds: a design run, not a reported "
+                                                                          "verdict)" if dev else ""),
+        "dev seeds (tuning only)": ", ".join(map(str, exp.dev_seeds)) or "none declared",
         "preset": preset if preset == "full" else f"{preset} (smoke run, not the paper's verdict)",
         "wall time": f"{wall:.1f} s (measure {measured:.1f} s, {jobs} job(s), {executor})"
         + (f"; {n_cached} of {len(seed_list)} seeds from stored records" if n_cached else "")

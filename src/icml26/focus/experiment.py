@@ -724,7 +724,7 @@ EXPERIMENT = register(
     Experiment(
         slug="focus",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 2, "full": 3},
+        seeds={"quick": 3, "full": 3},
         measure=measure,
         judge=judge,
         threads=1,  # tiny models on a shared machine: one thread per seed avoids oversubscription

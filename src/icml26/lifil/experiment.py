@@ -498,7 +498,7 @@ EXPERIMENT = register(
     Experiment(
         slug="lifil",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 2, "full": 5},
+        seeds={"quick": 3, "full": 5},
         measure=measure,
         judge=judge,
         threads=1,

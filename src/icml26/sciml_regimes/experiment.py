@@ -674,7 +674,7 @@ EXPERIMENT = register(
     Experiment(
         slug="sciml_regimes",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 2, "full": 3},
+        seeds={"quick": 3, "full": 3},
         measure=measure,
         judge=judge,
         threads=1,

@@ -1,4 +1,5 @@
-"""The ``progress`` object every experiment's ``measure(config, seed, progress)`` receives.
+"""The ``progress`` object every experiment's ``measure(config, seed, progress)`` receives (re-exported as
+``icml26.core.Progress``; it lives outside the core because it is a run's helper, not part of the evidence machinery).
 
 It does two things a long run needs: show progress (a rich bar on a terminal, nothing in tests) and
 remember finished work, so a run that is interrupted resumes where it stopped.  ``cached(key, compute)``
@@ -22,8 +23,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .io import atomic_write_bytes, atomic_write_text, to_jsonable
-from .seeding import seed_everything
+from icml26.core.io import atomic_write_bytes, atomic_write_text, to_jsonable
+from icml26.core.seeding import seed_everything
 
 __all__ = ["Progress"]
 
@@ -36,8 +37,13 @@ class Progress:
     runs and seeds (trained checkpoints, keyed by a hash of their config), never cleared by the runner; ``code_hash``:
     the hash of the paper's code, for artifacts that must be rebuilt when the code changes (put it in their config)."""
 
-    def __init__(self, cache_dir: str | Path | None = None, show: bool = False,
-                 artifact_dir: str | Path | None = None, code_hash: str = "") -> None:
+    def __init__(
+        self,
+        cache_dir: str | Path | None = None,
+        show: bool = False,
+        artifact_dir: str | Path | None = None,
+        code_hash: str = "",
+    ) -> None:
         self.code_hash = code_hash
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.artifact_dir = Path(artifact_dir) if artifact_dir is not None else None
@@ -62,11 +68,13 @@ class Progress:
                     print(f"{description}: {i}/{n or '?'} done, {el:.0f} s elapsed{eta}", file=sys.stderr, flush=True)
             return
         from rich.progress import track
+
         yield from track(iterable, total=total, description=description, transient=True)
 
     def log(self, message: str) -> None:
         if self.show:
             from rich.console import Console
+
             Console(stderr=True, log_path=False).log(message)
 
     def cached(self, key: str, compute: Callable[[], Any]) -> Any:
@@ -97,6 +105,7 @@ class Progress:
         With no ``artifact_dir``, ``build()`` runs every time (under the same RNG rule)."""
         _file_name(name, "name")
         import torch
+
         key = hashlib.sha256(json.dumps(to_jsonable(dict(config)), sort_keys=True).encode()).hexdigest()[:16]
         if self.artifact_dir is None:
             with _own_rng(int(key[:8], 16)):
@@ -135,6 +144,7 @@ def _file_lock(path: Path) -> Iterator[None]:
 def _own_rng(seed: int) -> Iterator[None]:
     """Seed python's, numpy's and torch's global RNGs for the block, then put their previous states back."""
     import torch
+
     states = random.getstate(), np.random.get_state(), torch.get_rng_state()
     seed_everything(seed)
     try:
