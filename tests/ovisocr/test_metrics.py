@@ -82,6 +82,8 @@ def test_teds_worked_example_with_node_count():
     assert teds("", G) == 0.0 and teds(G, "") == 0.0
     assert teds("no table here", G) == 0.0
     assert teds("<table></table>", "<table></table>") == 0.0  # no cell on either side: 0 as in the official run
+    assert teds(G.upper(), G) == 0.0  # the official normalisation only sees lower-case '<table'
+    assert teds(G.upper(), G, structure_only=True, normalize=False) == 1.0  # tags are case-free to lxml
 
 
 def test_teds_normalize_flag():
@@ -94,6 +96,7 @@ def test_reading_order():
     assert reading_order_ned([0, 1, 2], [0, 1, 2]) == 0.0
     assert reading_order_ned([0, 1], [1, 0]) == 1.0
     assert reading_order_ned([1, 2, 3, 4], [3, 1]) == 0.75  # unmatched GT blocks count as missing
+    assert reading_order_ned((1.0, 2.0), iter([1, 2])) == 0.0
 
 
 def test_page_score_is_pooled_not_mean_of_ratios():

@@ -275,8 +275,8 @@ def _match_core(gt: list[str], pred: list[str]) -> list[Group]:
     free_pred = list(set(range(n)) - matched_pred)
     if free_pred:
         if free_gt:
-            d = ned_matrix([gt[i] for i in free_gt], [pred[j] for j in free_pred])
-            for r, c in zip(*linear_sum_assignment(d)):
+            left = ned_matrix([gt[i] for i in free_gt], [pred[j] for j in free_pred])
+            for r, c in zip(*linear_sum_assignment(left)):
                 entries.append((free_gt[int(r)], (free_pred[int(c)],)))
         else:
             entries.append((None, tuple(free_pred)))
@@ -286,12 +286,12 @@ def _match_core(gt: list[str], pred: list[str]) -> list[Group]:
     out: list[Group] = []
     seen_keys: set[tuple[int, ...]] = set()
     seen_gt: set[int] = set()
-    for k, (i, key) in enumerate(entries):
-        if key is None or key in seen_keys:
+    for k, (gi, pkey) in enumerate(entries):
+        if pkey is None or pkey in seen_keys:
             continue
-        gis = [i] + [i2 for k2, (i2, key2) in enumerate(entries) if key2 == key and k2 != k]
-        out.append(([x for x in gis if x is not None], list(key)))
-        seen_keys.add(key)
+        gis = [gi] + [g2 for k2, (g2, key2) in enumerate(entries) if key2 == pkey and k2 != k]
+        out.append(([x for x in gis if x is not None], list(pkey)))
+        seen_keys.add(pkey)
         seen_gt.update(x for x in gis if x is not None)
     out += [([i], None) for i in range(m) if i not in seen_gt]
     return out

@@ -367,8 +367,10 @@ def teds(pred_html: str, gt_html: str, structure_only: bool = False, normalize: 
     if tp is None or tg is None:
         return 0.0
     if normalize:
-        tp = _parse_doc(normalize_table(pred_html)).xpath("body/table")[0]
-        tg = _parse_doc(normalize_table(gt_html)).xpath("body/table")[0]
+        norm_p, norm_g = normalize_table(pred_html), normalize_table(gt_html)
+        if not norm_p or not norm_g:  # e.g. upper-case <TABLE>, which the official normalisation does not see
+            return 0.0
+        tp, tg = _parse_doc(norm_p).xpath("body/table")[0], _parse_doc(norm_g).xpath("body/table")[0]
     try:
         return _teds_tables(tp, tg, structure_only, ("pred_html", "gt_html"))
     except ZeroDivisionError:
@@ -379,10 +381,12 @@ def reading_order_ned(gt_idx: Sequence, pred_idx: Sequence) -> float:
     """Reading-order edit distance of one page [``get_order_paired``]: ``gt_idx`` = the orders of the page's scored GT
     text blocks, sorted; ``pred_idx`` = the orders of the matched ones listed by their prediction's position;
     ``Lev / max(len)`` (0 when both are empty)."""
+    seqs = []
     for x, name in ((gt_idx, "gt_idx"), (pred_idx, "pred_idx")):
-        if x is None or isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
+        if x is None or isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
             raise TypeError(f"{name} must be a sequence of orders, got {type(x).__name__}")
-    return ned(list(gt_idx), list(pred_idx))
+        seqs.append(list(x))
+    return ned(seqs[0], seqs[1])
 
 
 # -- prediction splitting and matching ----------------------------------------------------------------------------
