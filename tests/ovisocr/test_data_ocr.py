@@ -39,7 +39,7 @@ def test_render_deterministic(layout):
 
 def test_truth_scores_perfectly():
     ds = SyntheticPages(6, 0, PageSpec(table_rule_prob=0.5))
-    r = evaluate([ds[i]["markdown"] for i in range(6)], [ds[i]["elements"] for i in range(6)])
+    r = evaluate([ds[i]["elements"] for i in range(6)], [ds[i]["markdown"] for i in range(6)])
     assert r["TextEdit"] == 0.0 and r["ReadingOrder"] == 0.0
     assert np.isnan(r["TEDS"]) or r["TEDS"] == 1.0
 
@@ -96,7 +96,7 @@ def test_bootstrap_keeps_layout_with_oracle_text():
     assert keep.all()
     from icml26.ovisocr.data import elements_to_markdown
 
-    r = evaluate([elements_to_markdown(lab) for lab in labels], [ds[i]["elements"] for i in range(4)])
+    r = evaluate([ds[i]["elements"] for i in range(4)], [elements_to_markdown(lab) for lab in labels])
     assert r["TextEdit"] == 0.0 and r["FormulaEdit"] == 0.0
 
 
@@ -105,7 +105,7 @@ def test_tesseract_cascade_on_clean_text_page():
     spec = PageSpec(type_probs=(1.0, 0.0, 0.0))
     img, md, els = render_page(np.random.default_rng(0), "1col", spec)
     pred = CascadeParser(TesseractEngine()).parse(img)
-    assert evaluate([pred], [els])["TextEdit"] < 0.34
+    assert evaluate([els], [pred])["TextEdit"] < 0.34
 
 
 def test_rapidocr_cascade_on_clean_text_page():
@@ -115,4 +115,4 @@ def test_rapidocr_cascade_on_clean_text_page():
     spec = PageSpec(type_probs=(1.0, 0.0, 0.0))
     img, md, els = render_page(np.random.default_rng(0), "1col", spec)
     pred = CascadeParser(RapidOCREngine()).parse(img)
-    assert evaluate([pred], [els])["TextEdit"] < 0.2
+    assert evaluate([els], [pred])["TextEdit"] < 0.2

@@ -118,5 +118,5 @@ def test_trained_arm_beats_untrained_on_structure():
     """A mutant check of the metric pipeline: the truth beats an empty prediction on every key."""
     ds = SyntheticPages(4, 1)
     gt = [ds[i]["elements"] for i in range(4)]
-    good, bad = evaluate([ds[i]["markdown"] for i in range(4)], gt), evaluate([""] * 4, gt)
+    good, bad = evaluate(gt, [ds[i]["markdown"] for i in range(4)]), evaluate(gt, [""] * 4)
     assert good["Overall"] > bad["Overall"]

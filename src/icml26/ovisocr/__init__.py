@@ -15,7 +15,8 @@ paper / OmniDocBench                        here
 Text Edit, Formula Edit (v1.0), TEDS(-S)    :func:`metrics.evaluate` keys ``TextEdit``, ``FormulaEdit``, ``TEDS``,
                                             ``TEDS-S``, ``ReadingOrder``, ``Overall``
 ``clean_string`` / ``normalized_formula``   :func:`normalize_text` / :func:`normalize_formula`
-quick_match                                 :func:`match_elements` (Hungarian + adjacent-fragment merging)
+quick_match / simple_match                  :func:`match_elements` (``method="quick"`` / ``"simple"``)
+OmniDocBench annotation JSON                :func:`load_omnidocbench` -> :class:`Page`
 specialized perceiver + general reasoner    :func:`bootstrap_labels` (OCR on known-layout crops + validators)
 pipeline tools (crop-OCR-merge)             :class:`CascadeParser` on :class:`RapidOCREngine` / :class:`TesseractEngine`
 end-to-end model                            :class:`TinyPageParser` (+ :class:`PageTokenizer`)
@@ -25,19 +26,23 @@ CDM (formula)                               not reproduced (needs LaTeX): formul
 
 Example::
 
-    from icml26.ovisocr import evaluate
-    scores = evaluate([my_markdown], [[{"type": "text", "content": "Hello"}, {"type": "table", "content": html}]])
+    from icml26.ovisocr import evaluate, load_omnidocbench
+    pages = load_omnidocbench("OmniDocBench.json")            # or [[{"type": "text", "content": "Hello"}, ...]]
+    scores = evaluate(pages, {"page_001.jpg": my_markdown})   # image name -> Markdown (or a list, one per page)
     scores["TextEdit"], scores["TEDS"], scores["Overall"]
 """
 
 from .data import FORMULA_TOKENS, WORDS, PageSpec, SyntheticPages, elements_to_markdown, render_page, table_html
 from .metrics import (
     REPORT_KEYS,
+    Page,
     evaluate,
     evaluate_page,
+    load_omnidocbench,
     match_elements,
     ned,
     normalize_formula,
+    normalize_table,
     normalize_text,
     overall,
     reading_order_ned,
@@ -66,11 +71,14 @@ __all__ = [
     "render_page",
     "table_html",
     "REPORT_KEYS",
+    "Page",
     "evaluate",
     "evaluate_page",
+    "load_omnidocbench",
     "match_elements",
     "ned",
     "normalize_formula",
+    "normalize_table",
     "normalize_text",
     "overall",
     "reading_order_ned",

@@ -73,13 +73,13 @@ def _label_elements(lab: list[dict]) -> list[dict]:
 
 
 def _scores(preds: list[str], pages: list[list[dict]], layouts: list[str]) -> dict:
-    r = evaluate(preds, pages)
+    r = evaluate(pages, preds)
     out = {k: r[k] for k in METRICS}
     out["errors"] = r["errors"]
     for lay in ("1col", "2col"):
         idx = [i for i, x in enumerate(layouts) if x == lay]
         if idx:
-            s = evaluate([preds[i] for i in idx], [pages[i] for i in idx])
+            s = evaluate([pages[i] for i in idx], [preds[i] for i in idx])
             out[lay] = {k: s[k] for k in METRICS}
     return out
 
@@ -138,7 +138,7 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
     if kept.size < 4:
         kept = np.arange(len(train))
     lab_md = [elements_to_markdown(labels[i]) for i in kept]
-    lq = evaluate(lab_md, [tr_gt[i] for i in kept])
+    lq = evaluate([tr_gt[i] for i in kept], lab_md)
     rec["labels"] = {"kept": int(keep.sum()), "n": len(train), **{k: lq[k] for k in METRICS}}
 
     # -- cascade baseline: dilation picked on training pages (same budget idea: a small grid) --
@@ -146,7 +146,7 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
     if len(cfg.dilations) > 1 and cfg.n_tune:
         for dil in cfg.dilations:
             cp = CascadeParser(engine, dilate=dil)
-            s = evaluate([cp.parse(tr_imgs[i]) for i in range(cfg.n_tune)], tr_gt[: cfg.n_tune])["Overall"]
+            s = evaluate(tr_gt[: cfg.n_tune], [cp.parse(tr_imgs[i]) for i in range(cfg.n_tune)])["Overall"]
             tune.append({"dilate": list(dil), "Overall": s})
         best = tuple(max(tune, key=lambda t: t["Overall"])["dilate"])
     rec["cascade_tuning"] = tune
@@ -227,7 +227,7 @@ def _vals(records, arm, key, layout=None):
     for r in records:
         s = r["scores"][arm]
         s = s[layout] if layout else s
-        out.append(float(s[key]))
+        out.append(float("nan") if s[key] is None else float(s[key]))  # nan (no sample) is stored as null
     return out
 
 
@@ -369,7 +369,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
                 continue
             row = {"method": arm, "pages": lay or "all"}
             for k in METRICS:
-                row[k] = float(np.nanmean(_vals(records, arm, k, lay)))
+                v = [x for x in _vals(records, arm, k, lay) if not np.isnan(x)]
+                row[k] = float(np.mean(v)) if v else float("nan")  # a category no page of this kind scored
             rows.append(row)
     report.add_table(
         "metrics",
