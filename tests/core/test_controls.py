@@ -115,6 +115,9 @@ def test_no_p_value_from_one_unit_or_zero_variance(test):
     assert one.verdict == INCONCLUSIVE and one.test["p_value"] is None and "1 unit" in one.baselines[0]["no_test"]
     flat = judge_superiority("a", "s", ("m", np.arange(6.0) + 1), {"b": np.arange(6.0)}, test=test)
     assert flat.verdict == INCONCLUSIVE and "zero-variance" in flat.baselines[0]["no_test"]
+    m = np.array([0.3, 0.7, 1.1, 1.3, 2.9, 3.3])  # better by exactly 0.1: float round-off is not a spread
+    roundoff = judge_superiority("a", "s", ("m", m), {"b": m - 0.1}, test=test)
+    assert np.ptp(m - (m - 0.1)) > 0 and roundoff.verdict == INCONCLUSIVE
     two = judge_superiority("a", "s", ("m", [2.0, 3.5]), {"b": [1.0, 1.1]}, test=test)
     assert two.verdict == INCONCLUSIVE
     assert judge_superiority("a", "s", ("m", [1.0]), {"b": [2.0]}, test=test).verdict == DOES_NOT_HOLD
