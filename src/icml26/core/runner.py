@@ -135,8 +135,10 @@ def _run_tasks(tasks: list[partial], jobs: int, executor: str, slurm: Mapping[st
 def judge_records(exp: Experiment | str, config: Any, records: list[dict], seeds: list[int] | None = None) -> Report:
     """Judge per-seed ``records`` (e.g. a result.json's, or mutated ones in a test) into a resolved :class:`Report`."""
     exp = get(exp) if isinstance(exp, str) else exp
+    reported = {s for p in PRESETS for s in resolve_seeds(None, exp.seeds[p])}  # a ledger entry that saw one: flagged
     report = Report(seeds=list(seeds) if seeds is not None else list(range(len(records))),
-                    ledger=[dict(t) for t in exp.tuning])
+                    ledger=[{**t, "saw reported seeds": sorted(set(t["seeds"]) & reported) or "no"}
+                            for t in exp.tuning])
     exp.judge(config, records, report)
     report.resolve(timing=exp.timing_statements)
     return report
