@@ -10,7 +10,7 @@ import pytest
 from icml26.core import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, judge_records
 from icml26.core.testing import mutant
 from icml26.ski_rental import ClampPolicy
-from icml26.ski_rental.claims import CONTROL_SUFFIX, FAMILIES
+from icml26.ski_rental.claims import CONTROL_SUFFIX, FAMILIES, control_ids
 from icml26.ski_rental.experiment import EXPERIMENT, QUICK, measure, point_mass_advice
 
 SEEDS = list(EXPERIMENT.seeds["quick"])
@@ -45,10 +45,11 @@ def test_every_claim_names_a_control_statement_with_its_own_rule(records):
     claims = [c for c in judged.values() if c.kind == "claim"]
     assert len(claims) == 10
     for c in claims:
-        assert c.controls == (c.id + CONTROL_SUFFIX,) and not c.no_control
-        ctl = judged[c.id + CONTROL_SUFFIX]
-        assert ctl.kind == "control" and ctl.test["rule"] == c.test["rule"] and ctl.test["n_units"] == 3
-        assert ctl.baselines[0]["name"] == c.baselines[0]["name"]  # the claim's own baseline, not a new one
+        assert list(c.controls) == control_ids(c.id) and not c.no_control
+        for k in c.controls:
+            ctl = judged[k]
+            assert ctl.kind == "control" and ctl.test["rule"] == c.test["rule"] and ctl.test["n_units"] == 3
+            assert ctl.baselines[0]["name"] == c.baselines[0]["name"]  # the claim's own baseline, not a new one
 
 
 def test_verdicts_move_when_the_method_or_the_setting_is_broken(records):
@@ -67,7 +68,9 @@ def test_verdicts_move_when_the_method_or_the_setting_is_broken(records):
 def test_gain_verdicts_move_when_range_argmin_is_broken(records):
     judged = _judged(records)
     cid = "range_argmin_beats_psk_det_bimodal_lam0.5"
-    assert judged[cid].verdict == HOLDS and judged[cid + CONTROL_SUFFIX].verdict == HOLDS
+    # its own point-fed arm is rejected; the point-fed Clamp passes (the referee's break), so it ends inconclusive
+    assert judged[cid].verdict == INCONCLUSIVE and judged[cid].measured_verdict == HOLDS
+    assert judged[cid + CONTROL_SUFFIX].verdict == HOLDS
 
     def degenerate(r):  # range-argmin degenerates to PSK-det's buy day: no gain left
         r["lam=0.5"]["range_argmin"] = dict(r["lam=0.5"]["psk_det"])
@@ -92,7 +95,7 @@ def test_a_control_arm_that_passes_the_rule_makes_its_claim_inconclusive(records
     assert (
         c.verdict == INCONCLUSIVE
         and c.measured_verdict == HOLDS
-        and c.reason == f"control passes: {cid}_ctl_point_mass"
+        and c.reason.startswith(f"control passes: {cid}_ctl_point_mass")
     )
 
 
@@ -111,7 +114,7 @@ def test_the_break_clamp_fed_a_point_mass_moves_the_bimodal_claims_to_inconclusi
     for cid in BIMODAL_VS_PSK:
         c = judged[cid]
         assert c.measured_verdict == HOLDS and c.verdict == INCONCLUSIVE, (cid, c.verdict, c.reason)
-        assert c.reason == f"control passes: {cid}{CONTROL_SUFFIX}"
+        assert c.reason.startswith(f"control passes: {cid}{CONTROL_SUFFIX}")
     # under the break no claim of a Clamp reading can hold any more: the method arm is its own control arm
     assert not [c.id for c in judged.values() if c.kind == "claim" and c.verdict == HOLDS]
     # the same break as mutated records: the method arms replaced by their point-fed arms

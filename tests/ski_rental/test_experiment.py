@@ -14,7 +14,7 @@ from icml26.core import VERDICTS  # noqa: E402
 from icml26.ski_rental import bimodal  # noqa: E402
 from icml26.ski_rental import experiment as ski  # noqa: E402
 from icml26.ski_rental.baselines import point_prediction  # noqa: E402
-from icml26.ski_rental.claims import CONTROL_SUFFIX, FAMILIES  # noqa: E402
+from icml26.ski_rental.claims import FAMILIES, control_ids  # noqa: E402
 from icml26.ski_rental.experiment import QUICK, measure  # noqa: E402
 
 CLAIMS = [
@@ -29,7 +29,7 @@ KINDS = {
     "point_prediction_loses_lam0.5": "precondition",
     "clamp_binds_lam0.5": "precondition",
     **{c: "claim" for c in CLAIMS},
-    **{c + CONTROL_SUFFIX: "control" for c in CLAIMS},
+    **{k: "control" for c in CLAIMS for k in control_ids(c)},
     "lp_never_worse_than_psk_rand": "check",
     "range_argmin_never_worse_than_clamp": "check",
     "clamp_robust": "check",
@@ -60,10 +60,11 @@ def test_quick_preset_end_to_end(quick_run):
         else:
             assert by_id[cid]["test"]["n_units"] == 3, cid  # seeds are the unit, not instances
         if kind == "claim":  # every claim names its control, a control statement with the claim's own rule
-            assert by_id[cid]["controls"] == [cid + CONTROL_SUFFIX] and not by_id[cid]["no_control"]
-            ctl = by_id[cid + CONTROL_SUFFIX]
-            assert ctl["test"]["rule"] == by_id[cid]["test"]["rule"] and ctl["test"]["min_effect"] == 0.01
-            assert "fed a point mass" in ctl["method"]["name"]
+            assert by_id[cid]["controls"] == control_ids(cid) and not by_id[cid]["no_control"]
+            for k in control_ids(cid):
+                ctl = by_id[k]
+                assert ctl["test"]["rule"] == by_id[cid]["test"]["rule"] and ctl["test"]["min_effect"] == 0.01
+                assert "fed a point mass" in ctl["method"]["name"]
     assert result["counts"]["uncontrolled"] == {v: 0 for v in VERDICTS}
     # Clamp ties the PSK-det of the point summary it is measured against on most quick Gaussians; the two Clamp
     # readings agree on every bimodal law

@@ -12,7 +12,9 @@ then a paired one-sided t test over seeds):
   point mass* at PSK's point summary of ``P_hat`` (the information a point prediction carries) instead of the
   distribution.  Each claim credits distributional advice; the control arm is the same policy (same safe range, same
   rule, same lambda) without it.  It holds when that arm fails the rule; a claim whose control arm passes too is
-  inconclusive ("control passes");
+  inconclusive ("control passes").  ``range_argmin_beats_psk_det_*`` also has ``<claim>_ctl_clamp_point_mass``:
+  Clamp fed that point mass (the referee's break), since on bimodal laws both Clamp readings pick the same day, a
+  point-fed Clamp passing the rule means the gain over PSK-det is not the distribution's;
 * five checks of our own code (true by construction; each has a mutant test in tests/ski_rental/).
 """
 
@@ -30,11 +32,12 @@ from .instance import minimax_ratio
 if TYPE_CHECKING:
     from .experiment import Config
 
-__all__ = ["judge", "GAIN", "TOL", "CONTROL_SUFFIX", "POINTS", "FAMILIES"]
+__all__ = ["judge", "GAIN", "TOL", "CONTROL_SUFFIX", "CLAMP_CONTROL_SUFFIX", "POINTS", "FAMILIES", "control_ids"]
 
 GAIN = 0.01  # every size-of-gain claim asks for >= 0.01 ECR (set while seeds 0-4 were seen: see the tuning ledger)
 TOL = 1e-9  # slack for exact guarantees (float rounding of exact quantities; HiGHS runs at 1e-10)
 CONTROL_SUFFIX = "_ctl_point_mass"
+CLAMP_CONTROL_SUFFIX = "_ctl_clamp_point_mass"  # the second control of range_argmin_beats_psk_det_*
 POINTS = ("mean", "median", "mode")  # the point summaries of P_hat PSK may use (the spec allows all three)
 FAMILIES = ("bimodal", "geometric", "gaussian")  # the paper's three families of season-length laws
 METHODS = ("clamp", "range_argmin", "psk_det", "psk_rand", "lp_clamp", "lp_psk")  # per-lambda policies at delta = 0
@@ -74,18 +77,27 @@ def _gain(cid: str, statement: str, rows: list[dict], key: str, method: str, bas
 
 
 def _controlled(report: Report, claim, rows: list[dict], key: str, method: str, lam: float, what: str) -> None:
-    """Add ``claim`` and its control: the same rule applied to ``method`` fed a point mass at PSK's point summary."""
+    """Add ``claim`` and its controls: the same rule applied to ``method`` fed a point mass at PSK's point summary, and,
+    for the range-argmin reading, also to Clamp fed that point mass (the referee's break: a policy with no
+    distributional advice at all must fail the rule too, or the claim does not credit the advice)."""
     c = report.add_claim(claim)
-    arm = f"{method}_point_mass"
-    report.add_claim(
-        c.control(
-            claim.id + CONTROL_SUFFIX,
-            f"Control (Clamp fed a point mass) for {claim.id}: {_PHRASE[method].format(lam=lam)} given only a point "
-            f"mass at PSK's point summary of the prediction (what PSK-det is told) instead of the distribution does "
-            f"not pass the claim's rule {what}",
-            (f"{_NAMES[arm]} ECR", _vals(rows, key, arm)),
+    arms = [method] + (["clamp"] if method == "range_argmin" else [])
+    for m, cid in zip(arms, claim.controls):  # range_argmin_beats_clamp_* has the first control only
+        arm = f"{m}_point_mass"
+        report.add_claim(
+            c.control(
+                cid,
+                f"Control ({_PHRASE[m].format(lam=lam)} fed a point mass) for {claim.id}: given only a point mass at "
+                f"PSK's point summary of the prediction (what PSK-det is told) instead of the distribution, it does "
+                f"not pass the claim's rule {what}",
+                (f"{_NAMES[arm]} ECR", _vals(rows, key, arm)),
+            )
         )
-    )
+
+
+def control_ids(cid: str) -> list[str]:
+    """The ids of claim ``cid``'s control statements."""
+    return [cid + CONTROL_SUFFIX] + ([cid + CLAMP_CONTROL_SUFFIX] if cid.startswith("range_argmin_beats_psk") else [])
 
 
 def judge(config: Config, seed_records: list[dict], report: Report) -> None:
@@ -170,7 +182,7 @@ def judge(config: Config, seed_records: list[dict], report: Report) -> None:
                         m,
                         "psk_det",
                         requires=[pre_point],
-                        controls=[cid + CONTROL_SUFFIX],
+                        controls=control_ids(cid),
                     ),
                     rows,
                     key,
