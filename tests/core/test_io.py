@@ -141,7 +141,8 @@ def test_interrupted_multi_paper_run_resumes_without_recomputing(tmp_path, toy_e
     from icml26.core import registry as reg
     from icml26.ski_rental import experiment as ski
 
-    seen, state = [], {"die_at": 1}
+    first, second, third = ski.EXPERIMENT.seeds["quick"]  # the paper's held-out quick seeds
+    seen, state = [], {"die_at": second}
 
     def measure(c, s, p):
         if s == state["die_at"]:
@@ -153,7 +154,7 @@ def test_interrupted_multi_paper_run_resumes_without_recomputing(tmp_path, toy_e
     cli = CliRunner()
     try:
         r = cli.invoke(app, ["run", "toy", "ski_rental", "--out", str(tmp_path)])
-        assert r.exit_code != 0 and calls == list(range(6)) and seen == [0]
+        assert r.exit_code != 0 and calls == list(range(6)) and seen == [first]
         calls.clear()
         seen.clear()
         state["die_at"] = -1
@@ -161,7 +162,7 @@ def test_interrupted_multi_paper_run_resumes_without_recomputing(tmp_path, toy_e
         assert r.exit_code == 0, r.output
     finally:
         reg._REGISTRY["ski_rental"] = ski.EXPERIMENT
-    assert calls == [] and seen == [1, 2]  # the finished paper and the finished seed are not recomputed
+    assert calls == [] and seen == [second, third]  # the finished paper and the finished seed are not recomputed
 
 
 def test_runner_limits_threads_during_measure_and_restores_them(tmp_path, toy_experiment):

@@ -1,31 +1,41 @@
-"""Smoke test of the quick preset through the core runner, and determinism of one seed's exact scores."""
+"""The measurement (experiment.py): the quick preset end to end through the core runner, determinism of one seed's
+exact scores, the instance draws, the control arms' point masses, and bad configurations."""
 
 import json
+from dataclasses import replace
 
 import matplotlib
+import numpy as np
+import pytest
 
 matplotlib.use("Agg")
 
 from icml26.core import VERDICTS  # noqa: E402
+from icml26.ski_rental import bimodal  # noqa: E402
+from icml26.ski_rental import experiment as ski  # noqa: E402
+from icml26.ski_rental.baselines import point_prediction  # noqa: E402
+from icml26.ski_rental.claims import FAMILIES, control_ids  # noqa: E402
 from icml26.ski_rental.experiment import QUICK, measure  # noqa: E402
 
-FAMILIES = ("bimodal", "geometric", "gaussian")
+CLAIMS = [
+    "clamp_beats_psk_det_lam0.5",
+    *(
+        f"{cid}_{fam}_lam0.5"
+        for fam in FAMILIES
+        for cid in ("clamp_beats_psk_det", "range_argmin_beats_psk_det", "range_argmin_beats_clamp")
+    ),
+]
 KINDS = {
     "point_prediction_loses_lam0.5": "precondition",
     "clamp_binds_lam0.5": "precondition",
-    "clamp_beats_psk_det_lam0.5": "claim",
-    **{
-        f"{cid}_{fam}_lam0.5": "claim"
-        for fam in FAMILIES
-        for cid in ("clamp_beats_psk_det", "range_argmin_beats_psk_det", "range_argmin_beats_clamp")
-    },
+    **{c: "claim" for c in CLAIMS},
+    **{k: "control" for c in CLAIMS for k in control_ids(c)},
     "lp_never_worse_than_psk_rand": "check",
     "range_argmin_never_worse_than_clamp": "check",
     "clamp_robust": "check",
     "range_argmin_robust": "check",
     "lp_robust": "check",
 }
-CHECKS = [cid for cid, kind in KINDS.items() if kind == "check"]
 
 
 def _requires(cid):
@@ -38,100 +48,84 @@ def test_quick_preset_end_to_end(quick_run):
     run_dir = quick_run("ski_rental")
     result = json.loads((run_dir / "result.json").read_text())
     assert result["slug"] == "ski_rental" and result["preset"] == "quick"
+    assert result["seeds"] == list(ski.EXPERIMENT.seeds["quick"])
+    assert not set(result["seeds"]) & set(result["dev_seeds"]) and result["tuning"]
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
-    # exact guarantees: these can only fail if the implementation is wrong
     by_id = {c["id"]: c for c in result["claims"]}
-    for cid in CHECKS:
-        assert by_id[cid]["verdict"] == "holds", by_id[cid]
-    for cid in KINDS:
+    for cid, kind in KINDS.items():
         assert by_id[cid]["requires"] == _requires(cid), cid
-        if KINDS[cid] != "check":
+        if kind == "check":  # exact guarantees: these can only fail if the implementation is wrong
+            assert by_id[cid]["verdict"] == "holds", by_id[cid]
+        else:
             assert by_id[cid]["test"]["n_units"] == 3, cid  # seeds are the unit, not instances
-    # the per-family gain claims ask for a gain of >= 0.01; Clamp ties PSK-det on every quick Gaussian
-    assert by_id["range_argmin_beats_clamp_gaussian_lam0.5"]["test"]["min_effect"] == 0.01
-    assert by_id["clamp_beats_psk_det_gaussian_lam0.5"]["verdict"] == "does not hold"
-    assert by_id["range_argmin_beats_clamp_bimodal_lam0.5"]["verdict"] == "does not hold"  # the modes agree there
-    assert result["metrics"]["n_instances"] == 3 * 6
+        if kind == "claim":  # every claim names its control, a control statement with the claim's own rule
+            assert by_id[cid]["controls"] == control_ids(cid) and not by_id[cid]["no_control"]
+            for k in control_ids(cid):
+                ctl = by_id[k]
+                assert ctl["test"]["rule"] == by_id[cid]["test"]["rule"] and ctl["test"]["min_effect"] == 0.01
+                assert "fed a point mass" in ctl["method"]["name"]
+    assert result["counts"]["uncontrolled"] == {v: 0 for v in VERDICTS}
+    # Clamp ties the PSK-det of the point summary it is measured against on most quick Gaussians; the two Clamp
+    # readings agree on every bimodal law
+    assert by_id["range_argmin_beats_clamp_bimodal_lam0.5"]["verdict"] == "does not hold"
+    assert result["metrics"]["n_instances"] == 3 * 3 * QUICK.per_family
     for name in ("error_sweep.png", "tradeoff.png", "report.md"):
         assert (run_dir / name).exists()
-    assert {"where_clamp_loses", "gain_by_family", "consistency_by_family"} <= set(result["tables"])
+    assert {"where_clamp_loses", "gain_by_family", "consistency_by_family", "psk_point_selection"} <= set(
+        result["tables"]
+    )
 
 
 def test_measure_is_deterministic():
-    a, b = measure(QUICK, 1), measure(QUICK, 1)
+    a, b = measure(QUICK, 100), measure(QUICK, 100)
     assert json.dumps(a, sort_keys=True, default=float) == json.dumps(b, sort_keys=True, default=float)
-    assert len(a["records"]) == 6 * (len(QUICK.deltas) + len(QUICK.adversarial_weights))
+    n_sweep = 2 * 3  # the first cycle of each family's two-point grid
+    n_rest = 3 * QUICK.per_family - n_sweep
+    assert len(a["records"]) == n_sweep * (len(QUICK.deltas) + len(QUICK.adversarial_weights)) + n_rest
+    exact = [r for r in a["records"] if r["error"] == "delta=0"]
+    assert len(exact) == 3 * QUICK.per_family and sum(r["sweep"] for r in exact) == n_sweep
+    assert all("lp_psk" in r["lam=0.5"] for r in a["records"] if r["sweep"])
+    assert not any("lp_psk" in r["lam=0.5"] for r in a["records"] if not r["sweep"])
 
 
-def _judged(records):
-    from icml26.core import judge_records
-
-    return judge_records("ski_rental", QUICK, records).by_id()
-
-
-def test_verdicts_move_when_the_method_or_the_setting_is_broken():
-    import copy
-
-    records = [measure(QUICK, s) for s in range(3)]
-    base = _judged(records)
-    assert base["point_prediction_loses_lam0.5"].verdict == "holds"
-    # mutant 1: Clamp made slightly worse than PSK-det everywhere -> the claim must not hold
-    worse = copy.deepcopy(records)
-    for out in worse:
-        for r in out["records"]:
-            d = r["lam=0.5"]
-            d["clamp"]["ecr"] = d["psk_det"]["ecr"] + 1e-3
-    assert _judged(worse)["clamp_beats_psk_det_lam0.5"].verdict == "does not hold"
-    # mutant 2: a setting where the point prediction already is optimal -> the claim is "setting invalid"
-    easy = copy.deepcopy(records)
-    for out in easy:
-        for r in out["records"]:
-            r["oracle"]["ecr"] = r["lam=0.5"]["psk_det"]["ecr"]
-    c = _judged(easy)["clamp_beats_psk_det_lam0.5"]
-    assert c.verdict == "inconclusive" and c.reason == "setting invalid: point_prediction_loses_lam0.5"
+def test_instances_cycle_each_family_grid():
+    rng = np.random.default_rng(0)
+    inst = ski.draw_instances(replace(QUICK, per_family=5), rng)
+    assert [i["family"] for i in inst] == ["gaussian"] * 5 + ["geometric"] * 5 + ["bimodal"] * 5
+    assert [i["sweep"] for i in inst[:5]] == [True, True, False, False, False]
+    means = [float(i["P"] @ np.arange(1, QUICK.horizon + 1)) for i in inst[:5]]
+    assert means[0] < means[1] and means[2] < means[3] and means[4] < means[3]  # 0.6B, 1.5B, 0.6B, 1.5B, 0.6B
+    for i in inst:
+        assert i["P"].shape == (QUICK.horizon,) and abs(i["P"].sum() - 1) < 1e-9
 
 
-def test_gain_verdicts_move_when_range_argmin_is_broken():
-    import copy
-
-    records = [measure(QUICK, s) for s in range(3)]
-    cid = "range_argmin_beats_psk_det_bimodal_lam0.5"
-    assert _judged(records)[cid].verdict == "holds"
-    # mutant: range-argmin degenerates to PSK-det's buy day (no gain left) -> the size claim must not hold
-    broken = copy.deepcopy(records)
-    for out in broken:
-        for r in out["records"]:
-            d = r["lam=0.5"]
-            d["range_argmin"] = dict(d["psk_det"])
-    judged = _judged(broken)
-    assert judged[cid].verdict == "does not hold"
-    # ... and the check that range-argmin is never worse than the clamp at delta=0 now fails
-    assert judged["range_argmin_never_worse_than_clamp"].verdict == "does not hold"
-    # a setting where the clamp costs nothing against the oracle -> range-vs-clamp claims are "setting invalid"
-    free = copy.deepcopy(records)
-    for out in free:
-        for r in out["records"]:
-            r["oracle"]["ecr"] = r["lam=0.5"]["clamp"]["ecr"]
-    c = _judged(free)["range_argmin_beats_clamp_gaussian_lam0.5"]
-    assert c.verdict == "inconclusive" and c.reason == "setting invalid: clamp_binds_lam0.5"
+def test_the_control_arm_is_told_the_point_psk_is_told():
+    P = bimodal(3.0, 1.0, 60.0, 8.0, 200, weight=0.5)
+    for point in ski.POINTS:
+        day, pm = ski.point_mass_advice(P, point)
+        y = point_prediction(P, point)
+        assert pm.sum() == 1.0 and pm[day - 1] == 1.0 and day == max(1, int(np.floor(y + 1e-9)))
+        assert (day >= 20) == (y >= 20)  # the same side of B as PSK's rule sees
+    assert ski.psk_point(QUICK, "bimodal") in ski.POINTS
 
 
-def test_range_argmin_check_catches_a_broken_implementation(monkeypatch):
-    """Code mutant: range_argmin picks the range's worst day; the by-construction check must fail."""
-    import numpy as np
+def test_bad_configurations_raise_errors_naming_the_argument():
+    with pytest.raises(ValueError, match="psk_point"):
+        measure(replace(QUICK, psk_point=(("bimodal", "mean"),)), 100)  # a family without a point summary
+    with pytest.raises(ValueError, match="psk_point"):
+        measure(replace(QUICK, psk_point=tuple((f, "average") for f in FAMILIES)), 100)
+    with pytest.raises(ValueError, match="per_family"):
+        measure(replace(QUICK, per_family=0), 100)
+    with pytest.raises(ValueError, match="deltas"):
+        measure(replace(QUICK, deltas=(0.5, 0.0)), 100)
 
-    from icml26.ski_rental import policies
 
-    def worst_in_range(self, inst, P_hat):
-        e = inst.ecr_all(P_hat)
-        lo, hi = self.safe_range(inst)
-        if self.mode == "range_argmin":
-            return lo + int(np.argmax(e[lo - 1 : hi]))
-        return min(max(int(np.argmin(e)) + 1, lo), hi)
-
-    monkeypatch.setattr(policies.ClampPolicy, "buy_day", worst_in_range)
-    judged = _judged([measure(QUICK, s) for s in range(3)])
-    assert judged["range_argmin_never_worse_than_clamp"].verdict == "does not hold"
-    assert judged["range_argmin_robust"].verdict == "holds"  # still inside the safe range
-    assert judged["range_argmin_beats_clamp_gaussian_lam0.5"].verdict == "does not hold"
+def test_reported_seeds_are_held_out_from_every_seed_seen_in_design():
+    exp = ski.EXPERIMENT
+    seen = {s for t in exp.tuning for s in t["seeds"]}
+    assert set(range(10)) <= set(exp.dev_seeds) and seen <= set(exp.dev_seeds)
+    for preset in ("quick", "full"):
+        assert not set(exp.seeds[preset]) & set(exp.dev_seeds)
+    assert len(exp.seeds["full"]) == 10
+    assert any("psk_point" in t["variant"] or "point summary" in t["variant"] for t in exp.tuning)

@@ -1,13 +1,16 @@
-"""Reproduction: distributional advice vs point predictions, exactly computed on synthetic season lengths.
+"""Reproduction, the measurement: distributional advice vs point predictions, exactly computed.
 
-Per seed we draw one instance per family (Gaussian, geometric and bimodal season lengths, parameters jittered
-around a fixed grid in units of ``B``), and for each instance a set of predictions: the truth shifted by
-``delta * B`` days (random direction per instance; ``delta = 0`` is a perfect prediction) and the truth mixed
-with an adversarial point mass of weight ``eps`` on the far side of ``B``.  Every policy is scored exactly
-(expected competitive ratio under the truth, worst case over all season lengths).  Clamp is scored in both
-readings (``mode="clamp"``: the global argmin clamped into the safe range; ``mode="range_argmin"``: the argmin
-within it).  Claims on the size of the gain at ``delta = 0`` are judged per family with seeds as units (the
-instances of a seed are averaged first); the guarantees of our code are checks.
+Per seed we draw ``per_family`` truths of each family (Gaussian, geometric and bimodal season lengths; the family's
+grid of parameters, in units of ``B``, is cycled and every draw jittered), and predictions of each: the truth shifted
+by ``delta * B`` days (random direction per instance; ``delta = 0`` is a perfect prediction) and the truth mixed with
+an adversarial point mass of weight ``eps`` on the far side of ``B``.  Every policy is scored exactly (expected
+competitive ratio under the truth, worst case over all season lengths).
+
+At ``delta = 0`` (where the claims are judged) every instance scores both readings of Clamp, PSK-det with each point
+summary of ``P_hat`` (mean, median, mode), and the **control arms**: both Clamp readings fed a point mass at PSK's
+point summary instead of the distribution (what PSK knows).  The first cycle through each family's grid (one instance
+per grid point, 12 per seed on ``full``) also gets the whole prediction sweep, the LPs and the trade-off sweep (the
+LPs dominate the run time).  The evidence (claims, controls, checks, tables, figures) is in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.core import Experiment, Report, judge_every, judge_superiority, register, seed_everything
+from icml26.core import Experiment, register, seed_everything
 
 from .baselines import (
     BreakEven,
@@ -27,32 +30,42 @@ from .baselines import (
     PSKRandomized,
     point_prediction,
 )
-from .instance import SkiRental, bimodal, discretized_gaussian, geometric, minimax_ratio, point_mass, shift
+from .claims import FAMILIES, POINTS, judge
+from .instance import SkiRental, bimodal, discretized_gaussian, geometric, point_mass, shift
 from .policies import ClampPolicy, OptimalThreshold, RobustStoppingDistribution, evaluate
+
+__all__ = ["Config", "FULL", "QUICK", "FAMILIES", "POINTS", "measure", "draw_instances", "predictions", "psk_point"]
 
 
 @dataclass(frozen=True)
 class Config:
-    """Sizes and grids (family parameters are in units of the buy cost ``B``)."""
+    """Sizes and grids (family parameters are in units of the buy cost ``B``).
+
+    ``psk_point``: the point summary PSK-det/-rand take from ``P_hat``, per family, as ``((family, point), ...)``:
+    PSK's one hyperparameter, chosen on the dev seeds (``icml26 run ski_rental --dev``, table
+    ``psk_point_selection``) as the summary with the lowest mean ECR at ``delta = 0``; see the tuning ledger.
+    """
 
     buy_cost: int = 100
     horizon: int = 1000
+    per_family: int = 20  # instances per family per seed (each family's grid below is cycled)
     gaussian_means: tuple[float, ...] = (0.2, 0.6, 1.0, 1.5, 3.0)  # sigma = mean / 4
     geometric_means: tuple[float, ...] = (0.2, 0.8, 2.0, 5.0)  # mean 1/q
     bimodal_weights: tuple[float, ...] = (0.5, 0.7, 0.3)  # weight of the short mode N(0.1B, 0.03B)
     bimodal_modes: tuple[float, float, float, float] = (0.1, 0.03, 3.0, 0.4)  # mu1, sd1, mu2, sd2
-    jitter: float = 0.25  # family parameters are multiplied by exp(U(-jitter, jitter)) per seed
+    jitter: float = 0.25  # family parameters are multiplied by exp(U(-jitter, jitter)) per draw
     lambdas: tuple[float, ...] = (0.25, 0.5, 0.75)
     deltas: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
     adversarial_weights: tuple[float, ...] = (0.2, 0.5)
     tradeoff_lambdas: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    point: str = "median"  # point prediction handed to the PSK baselines
+    psk_point: tuple[tuple[str, str], ...] = (("bimodal", "mean"), ("geometric", "median"), ("gaussian", "mean"))
 
 
 FULL = Config()
 QUICK = Config(
     buy_cost=20,
     horizon=200,
+    per_family=10,
     gaussian_means=(0.6, 1.5),
     geometric_means=(0.8, 2.0),
     bimodal_weights=(0.5, 0.7),
@@ -62,30 +75,47 @@ QUICK = Config(
     tradeoff_lambdas=(0.25, 0.5, 0.75, 1.0),
 )
 
-TOL = 1e-9  # slack for exact guarantees (float rounding of exact quantities; HiGHS runs at 1e-10)
+
+def psk_point(cfg: Config, family: str) -> str:
+    """The point summary PSK uses on ``family`` (``cfg.psk_point``); ValueError naming ``psk_point`` otherwise."""
+    points = dict(cfg.psk_point)
+    if family not in points or points[family] not in POINTS:
+        raise ValueError(
+            f"psk_point must map every family {FAMILIES} to one of {POINTS}, got {cfg.psk_point!r} (family {family!r})"
+        )
+    return points[family]
 
 
 # -- instances and predictions ------------------------------------------------------------------------------
 def draw_instances(cfg: Config, rng: np.random.Generator) -> list[dict]:
-    """One truth pmf per family member, with parameters jittered by ``rng``."""
+    """``cfg.per_family`` truths per family, cycling its grid with parameters jittered by ``rng``; ``sweep`` marks
+    the first cycle (one draw per grid point), which also gets the prediction sweep and the LPs."""
+    if isinstance(cfg.per_family, bool) or not isinstance(cfg.per_family, int) or cfg.per_family < 1:
+        raise ValueError(f"per_family must be an integer >= 1, got {cfg.per_family!r}")
     b, n = cfg.buy_cost, cfg.horizon
 
     def jit() -> float:
         return float(np.exp(rng.uniform(-cfg.jitter, cfg.jitter)))
 
     out = []
-    for m in cfg.gaussian_means:
+    for j in range(cfg.per_family):
+        m = cfg.gaussian_means[j % len(cfg.gaussian_means)]
         mu = m * b * jit()
-        out.append({"family": "gaussian", "name": f"gauss(mu={mu:.1f})", "P": discretized_gaussian(mu, mu / 4, n)})
-    for m in cfg.geometric_means:
-        mean = m * b * jit()
-        out.append({"family": "geometric", "name": f"geom(mean={mean:.1f})", "P": geometric(1.0 / mean, n)})
+        P = discretized_gaussian(mu, mu / 4, n)
+        out.append({"family": "gaussian", "name": f"gauss(mu={mu:.1f})", "P": P, "sweep": j < len(cfg.gaussian_means)})
+    for j in range(cfg.per_family):
+        mean = cfg.geometric_means[j % len(cfg.geometric_means)] * b * jit()
+        sweep = j < len(cfg.geometric_means)
+        out.append(
+            {"family": "geometric", "name": f"geom(mean={mean:.1f})", "P": geometric(1.0 / mean, n), "sweep": sweep}
+        )
     m1, s1, m2, s2 = cfg.bimodal_modes
-    for w in cfg.bimodal_weights:
-        w = float(np.clip(w + rng.uniform(-0.1, 0.1), 0.05, 0.95))
+    for j in range(cfg.per_family):
+        w = float(np.clip(cfg.bimodal_weights[j % len(cfg.bimodal_weights)] + rng.uniform(-0.1, 0.1), 0.05, 0.95))
         mu1, mu2 = m1 * b * jit(), m2 * b * jit()
         P = bimodal(mu1, s1 * b, mu2, s2 * b, n, weight=w)
-        out.append({"family": "bimodal", "name": f"bimodal(w={w:.2f},{mu1:.0f}/{mu2:.0f})", "P": P})
+        name = f"bimodal(w={w:.2f},{mu1:.0f}/{mu2:.0f})"
+        out.append({"family": "bimodal", "name": name, "P": P, "sweep": j < len(cfg.bimodal_weights)})
     return out
 
 
@@ -98,552 +128,177 @@ def predictions(cfg: Config, P: np.ndarray, sign: int) -> list[tuple[str, np.nda
     return out
 
 
+def point_mass_advice(P_hat: np.ndarray, point: str) -> tuple[int, np.ndarray]:
+    """``(day, pmf)``: a point mass at ``floor(y)``, ``y`` = the ``point`` summary of ``P_hat`` (what PSK is told).
+    ``floor`` keeps the side of ``B`` PSK's rule sees (``y >= B`` iff ``floor(y) >= B`` for an integer ``B``)."""
+    n = P_hat.size
+    day = int(min(max(math.floor(point_prediction(P_hat, point) + 1e-9), 1), n))
+    return day, point_mass(day, n)
+
+
 def _score(policy, inst, P, P_hat) -> dict:
     r = evaluate(policy, inst, P, P_hat)
     return {"ecr": r["ecr"], "worst": r["worst_case"]}
 
 
 def measure(cfg: Config, seed: int, progress=None) -> dict:
-    """One seed's replicate, all exact: ``records`` (one per instance x prediction) and the trade-off sweep."""
+    """One seed's replicate, all exact: ``records`` (one per instance x prediction; every instance at ``delta = 0``,
+    the sweep instances at every prediction) and the trade-off sweep (sweep instances)."""
+    if cfg.deltas[:1] != (0.0,):
+        raise ValueError(
+            f"deltas must start with 0 (the perfect prediction the claims are judged at), got {cfg.deltas}"
+        )
+    for fam in FAMILIES:
+        psk_point(cfg, fam)  # refuse a bad psk_point before any work
     rng = seed_everything(seed)
     inst = SkiRental(cfg.buy_cost, cfg.horizon)
     records, tradeoff = [], []
     for i, ins in enumerate(draw_instances(cfg, rng)):
-        P = ins["P"]
+        P, fam, sweep = ins["P"], ins["family"], ins["sweep"]
+        point = psk_point(cfg, fam)
         sign = int(rng.choice([-1, 1]))
         fixed = {
             "oracle": _score(OptimalThreshold(), inst, P, P),
             "break_even": _score(BreakEven(), inst, P, None),
             "karlin": _score(KarlinRandomized(), inst, P, None),
         }
-        for label, P_hat in predictions(cfg, P, sign):
-            rec = {"seed": seed, "instance": f"s{seed}-{i}", "family": ins["family"], "name": ins["name"]}
-            rec.update(error=label, sign=sign, **fixed)
+        for label, P_hat in predictions(cfg, P, sign) if sweep else [("delta=0", P)]:
+            rec = {"seed": seed, "instance": f"s{seed}-{i}", "family": fam, "name": ins["name"], "sweep": sweep}
+            rec.update(error=label, sign=sign, psk_point=point, **fixed)
             rec["opt_threshold"] = _score(OptimalThreshold(), inst, P, P_hat)
             rec["cui_dinitz"] = _score(CuiDinitz(), inst, P, P_hat)
+            exact = label == "delta=0"
+            if exact:
+                day, pm = point_mass_advice(P_hat, point)
+                rec["point_day"] = day
             for lam in cfg.lambdas:
-                psk_r = _score(PSKRandomized(lam, cfg.point), inst, P, P_hat)
-                lp_psk = RobustStoppingDistribution(psk_r["worst"]).fit(inst, P_hat)
+                psk_r = _score(PSKRandomized(lam, point), inst, P, P_hat)
                 rec[f"lam={lam:g}"] = d = {
                     "clamp": _score(ClampPolicy(lam), inst, P, P_hat),
                     "range_argmin": _score(ClampPolicy(lam, mode="range_argmin"), inst, P, P_hat),
-                    "psk_det": _score(PSKDeterministic(lam, cfg.point), inst, P, P_hat),
+                    "psk_det": _score(PSKDeterministic(lam, point), inst, P, P_hat),
                     "psk_rand": psk_r,
-                    "lp_psk": {**_score(lp_psk.distribution_, inst, P, P_hat), "gamma": psk_r["worst"]},
                 }
-                if label == "delta=0":  # the Clamp-matched LP at a perfect prediction only (LP time budget)
-                    d["lp_clamp"] = _score(RobustStoppingDistribution(1 + 1 / lam), inst, P, P_hat)
+                if exact:  # PSK-det with every point summary; the control arms: Clamp told only PSK's point
+                    d["psk_det_by_point"] = {p: _score(PSKDeterministic(lam, p), inst, P, P_hat)["ecr"] for p in POINTS}
+                    d["clamp_point_mass"] = _score(ClampPolicy(lam), inst, P, pm)
+                    d["range_argmin_point_mass"] = _score(ClampPolicy(lam, mode="range_argmin"), inst, P, pm)
+                if sweep:  # the LPs (the run's cost) on the sweep instances only
+                    lp_psk = RobustStoppingDistribution(psk_r["worst"]).fit(inst, P_hat)
+                    d["lp_psk"] = {**_score(lp_psk.distribution_, inst, P, P_hat), "gamma": psk_r["worst"]}
+                    if exact:  # the Clamp-matched LP at a perfect prediction only (LP time budget)
+                        d["lp_clamp"] = _score(RobustStoppingDistribution(1 + 1 / lam), inst, P, P_hat)
             records.append(rec)
-        for lam in cfg.tradeoff_lambdas:  # consistency (delta = 0) against robustness, per lambda
-            row = {"instance": f"s{seed}-{i}", "lam": lam}
-            for name, pol in (
-                ("clamp", ClampPolicy(lam)),
-                ("range_argmin", ClampPolicy(lam, mode="range_argmin")),
-                ("psk_det", PSKDeterministic(lam, cfg.point)),
-                ("psk_rand", PSKRandomized(lam, cfg.point)),
-            ):
-                row[name] = _score(pol, inst, P, P)
-            tradeoff.append(row)
+        if sweep:
+            for lam in cfg.tradeoff_lambdas:  # consistency (delta = 0) against robustness, per lambda
+                row = {"instance": f"s{seed}-{i}", "lam": lam}
+                for name, pol in (
+                    ("clamp", ClampPolicy(lam)),
+                    ("range_argmin", ClampPolicy(lam, mode="range_argmin")),
+                    ("psk_det", PSKDeterministic(lam, point)),
+                    ("psk_rand", PSKRandomized(lam, point)),
+                ):
+                    row[name] = _score(pol, inst, P, P)
+                tradeoff.append(row)
     return {"records": records, "tradeoff": tradeoff}
 
 
-# -- the run ------------------------------------------------------------------------------------------------
-METHODS = ("clamp", "range_argmin", "psk_det", "psk_rand", "lp_clamp", "lp_psk")  # per-lambda policies at delta = 0
-SWEPT = ("clamp", "range_argmin", "psk_det", "psk_rand", "lp_psk")  # per-lambda policies scored at every prediction
-TRADEOFF = ("clamp", "range_argmin", "psk_det", "psk_rand")  # cheap policies swept over a fine lambda grid
-
-
-FAMILIES = ("bimodal", "geometric", "gaussian")  # the paper's three families of season-length laws
-GAIN = 0.01  # every size-of-gain claim asks for >= 0.01 ECR: the margin of the precondition on main, not refit
-_PHRASE = {
-    "clamp": "Clamp(lambda={lam:g}) (the global argmin clamped into the safe range)",
-    "range_argmin": "Clamp(lambda={lam:g}, mode=range_argmin) (the argmin within the safe range)",
-}
-_NAMES = {"clamp": "Clamp", "range_argmin": "range-argmin", "psk_det": "PSK-det", "oracle": "oracle"}
-
-
-def _gain_claim(cid: str, statement: str, rows: list[dict], key: str, method: str, baseline: str, **kw):
-    """Seeds as units: the instances of each seed are averaged per seed before the paired one-sided t test."""
-
-    def vals(m: str) -> list[float]:
-        return [r["oracle"]["ecr"] if m == "oracle" else r[key][m]["ecr"] for r in rows]
-
-    return judge_superiority(
-        cid,
-        statement,
-        (f"{_NAMES[method]} ECR", vals(method)),
-        {f"{_NAMES[baseline]} ECR": vals(baseline)},
-        higher_is_better=False,  # lower ECR is better: the advantage is baseline ECR - method ECR
-        test="ttest",  # 5 seeds (3 on quick): a signed-rank test could never reach p < 0.05 on 3
-        units=[r["seed"] for r in rows],
-        **kw,
-    )
-
-
-def judge(config: Config, seed_records: list[dict], report: Report) -> None:
-    cfg = config
-    seeds = report.seeds or list(range(len(seed_records)))
-    records = [r for out in seed_records for r in out["records"]]
-    tradeoff = [t for out in seed_records for t in out["tradeoff"]]
-    exact = [r for r in records if r["error"] == "delta=0"]
-    n_inst = len(exact)
-    c_b = minimax_ratio(cfg.buy_cost)
-    by_family = {f: [r for r in exact if r["family"] == f] for f in FAMILIES}
-
-    for lam in cfg.lambdas:
-        key, lam_s = f"lam={lam:g}", f"lam{lam:g}"
-        pre_point, pre_bind = f"point_prediction_loses_{lam_s}", f"clamp_binds_{lam_s}"
-        # (0) the setting: a point prediction loses something a distribution could recover ...
-        report.add_claim(
-            _gain_claim(
-                pre_point,
-                f"The setting leaves room for distributional advice: at a correct prediction the oracle threshold "
-                f"has a lower ECR than PSK-deterministic(lambda={lam:g}) by >= {GAIN:g} on average",
-                exact,
-                key,
-                "oracle",
-                "psk_det",
-                min_effect=GAIN,
-                kind="precondition",
-            )
-        )
-        # ... and the safe range costs Clamp something (else both readings of Clamp are the oracle).
-        report.add_claim(
-            _gain_claim(
-                pre_bind,
-                f"The safe range binds: at a correct prediction the unconstrained oracle threshold has a lower ECR "
-                f"than Clamp(lambda={lam:g}) by >= {GAIN:g} on average (so a better point of the range can matter)",
-                exact,
-                key,
-                "oracle",
-                "clamp",
-                min_effect=GAIN,
-                kind="precondition",
-            )
-        )
-        # (a) Clamp vs PSK-deterministic at a perfect prediction, all families pooled (the paper's headline).
-        report.add_claim(
-            _gain_claim(
-                f"clamp_beats_psk_det_{lam_s}",
-                f"With a correct distributional prediction (delta=0), Clamp(lambda={lam:g}) has a lower "
-                f"expected competitive ratio than the point-prediction baseline PSK-deterministic"
-                f"(lambda={lam:g}), at the same robustness 1+1/lambda={1 + 1 / lam:g}",
-                exact,
-                key,
-                "clamp",
-                "psk_det",
-                requires=[pre_point],
-            )
-        )
-        # (b) the size of the gain, per family: both Clamp readings against PSK-det, and range-argmin vs clamp.
-        for fam in FAMILIES:
-            rows = by_family[fam]
-            if not rows:
-                continue
-            for m in ("clamp", "range_argmin"):
-                report.add_claim(
-                    _gain_claim(
-                        f"{m}_beats_psk_det_{fam}_{lam_s}",
-                        f"On {fam} season lengths with a correct prediction (delta=0), {_PHRASE[m].format(lam=lam)} "
-                        f"has a lower ECR than PSK-deterministic(lambda={lam:g}) by >= {GAIN:g} on average over seeds",
-                        rows,
-                        key,
-                        m,
-                        "psk_det",
-                        min_effect=GAIN,
-                        requires=[pre_point],
-                    )
-                )
-            report.add_claim(
-                _gain_claim(
-                    f"range_argmin_beats_clamp_{fam}_{lam_s}",
-                    f"On {fam} season lengths with a correct prediction (delta=0), the argmin of the predicted "
-                    f"ECR within the safe range has a lower ECR than the clamped global argmin (lambda={lam:g}) "
-                    f"by >= {GAIN:g} on average over seeds",
-                    rows,
-                    key,
-                    "range_argmin",
-                    "clamp",
-                    min_effect=GAIN,
-                    requires=[pre_bind],
-                )
-            )
-    ties = {
-        lam: sum(abs(r[f"lam={lam:g}"]["clamp"]["ecr"] - r[f"lam={lam:g}"]["psk_det"]["ecr"]) <= 1e-12 for r in exact)
-        for lam in cfg.lambdas
-    }
-    differ = {
-        lam: sum(
-            abs(r[f"lam={lam:g}"]["clamp"]["ecr"] - r[f"lam={lam:g}"]["range_argmin"]["ecr"]) > 1e-12 for r in exact
-        )
-        for lam in cfg.lambdas
-    }
-    report.add_note(
-        "Clamp and PSK-det have the same ECR (to 1e-12) on "
-        + ", ".join(f"{t} of {n_inst} instances at lambda={lam:g}" for lam, t in ties.items())
-        + "; the two Clamp readings differ on "
-        + ", ".join(f"{t} at lambda={lam:g}" for lam, t in differ.items())
-        + ". Every gain claim runs a paired one-sided t test over per-seed means of the instances (seeds are "
-        f"the unit); the per-family claims ask for a mean gain >= {GAIN:g} at the lower end of the one-sided 95% "
-        "interval (table gain_by_family)."
-    )
-    for arm in ("Clamp", "range-argmin", "PSK-det", "oracle"):
-        report.set_tuning(
-            arm, configs=1, steps=0, note="a closed-form rule at the grid's lambda: nothing is tuned on the truth"
-        )
-
-    # (c) invariants of our code, true by construction (checks).
-    diffs = [
-        r[f"lam={lam:g}"]["lp_psk"]["ecr"] - r[f"lam={lam:g}"]["psk_rand"]["ecr"] for r in exact for lam in cfg.lambdas
-    ]
-    report.add_claim(
-        judge_every(
-            "lp_never_worse_than_psk_rand",
-            "At equal robustness (gamma = PSK-randomized's own worst-case ratio) the robust stopping "
-            "distribution (LP water-filling) has an expected competitive ratio no larger than PSK-randomized "
-            "on every instance and lambda (delta=0)",
-            ("LP ECR - PSK-rand ECR", diffs),
-            bound=0.0,
-            sense="<=",
-            tol=TOL,
-            baselines={"PSK-rand ECR": [r[f"lam={lam:g}"]["psk_rand"]["ecr"] for r in exact for lam in cfg.lambdas]},
-            kind="check",  # the LP is the exact optimum at that gamma and PSK-rand is feasible: by construction
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "range_argmin_never_worse_than_clamp",
-            "With a correct prediction (delta=0) the argmin within the safe range never has a larger ECR than "
-            "the clamped global argmin, on every instance and lambda",
-            (
-                "range-argmin ECR - Clamp ECR",
-                [
-                    r[f"lam={lam:g}"]["range_argmin"]["ecr"] - r[f"lam={lam:g}"]["clamp"]["ecr"]
-                    for r in exact
-                    for lam in cfg.lambdas
-                ],
-            ),
-            bound=0.0,
-            sense="<=",
-            tol=TOL,
-            kind="check",  # at delta=0 P_hat is the truth and the clamped day lies in the range: by construction
-        )
-    )
-    for m, name in (("clamp", "Clamp"), ("range_argmin", "range-argmin Clamp")):
-        report.add_claim(
-            judge_every(
-                f"{m}_robust",
-                f"{name}(lambda)'s worst-case ratio never exceeds 1 + 1/lambda, whatever the prediction",
-                (
-                    f"{name} worst case - (1+1/lambda)",
-                    [r[f"lam={lam:g}"][m]["worst"] - (1 + 1 / lam) for r in records for lam in cfg.lambdas],
-                ),
-                bound=0.0,
-                sense="<=",
-                tol=TOL,
-                kind="check",  # every buy day of the safe range is (1 + 1/lambda)-competitive
-            )
-        )
-    lp_excess = []
-    for r in records:
-        for lam in cfg.lambdas:
-            d = r[f"lam={lam:g}"]
-            lp_excess.append(d["lp_psk"]["worst"] - d["lp_psk"]["gamma"])
-            if "lp_clamp" in d:
-                lp_excess.append(d["lp_clamp"]["worst"] - (1 + 1 / lam))
-    report.add_claim(
-        judge_every(
-            "lp_robust",
-            "The robust stopping distribution's worst-case ratio never exceeds its gamma, whatever the "
-            "prediction (gamma = 1+1/lambda and gamma = PSK-randomized's worst case)",
-            ("LP worst case - gamma", lp_excess),
-            bound=0.0,
-            sense="<=",
-            tol=TOL,
-            kind="check",  # a constraint of the LP
-        )
-    )
-
-    _tables(report, cfg, records, exact, tradeoff, c_b)
-    _figures(report, cfg, records, tradeoff)
-    report.metrics = {
-        "n_instances": n_inst,
-        "n_records": len(records),
-        "minimax_ratio": c_b,
-        "clamp_modes_differ_at_delta0": {f"lam={lam:g}": n for lam, n in differ.items()},
-    }
-    report.add_note(
-        f"{n_inst} paired instances ({len(seeds)} seeds x {n_inst // max(len(seeds), 1)} family members), "
-        f"B={cfg.buy_cost}, horizon N={cfg.horizon}; every number is an exact expectation (no sampling)."
-    )
-    report.add_note(
-        "Clamp (both readings: the clamped global argmin and the argmin within the safe range), the ECR "
-        "objective and the water-filling LP are our reading of the paper (its body was not available). The "
-        "robustness bounds, the LP's optimality against PSK-randomized and the range argmin's edge over the "
-        "clamp under a correct prediction hold by construction: they are checks of our code, not claims."
-    )
-
-
-def _mean(xs) -> float:
-    return float(np.mean(xs)) if len(xs) else float("nan")
-
-
-def _tables(report: Report, cfg: Config, records, exact, tradeoff, c_b: float) -> None:
-    rows = []
-    for name in ("oracle", "opt_threshold", "cui_dinitz", "break_even", "karlin"):
-        v = [r[name]["ecr"] for r in exact]
-        w = [r[name]["worst"] for r in exact]
-        rows.append(
-            {
-                "method": name,
-                "lambda": "-",
-                "mean ECR": _mean(v),
-                "std": float(np.std(v, ddof=1)),
-                "mean worst case": _mean(w),
-                "max worst case": max(w),
-                "guarantee": _guarantee(name, None, cfg, c_b),
-            }
-        )
-    for lam in cfg.lambdas:
-        for name in METHODS:
-            v = [r[f"lam={lam:g}"][name]["ecr"] for r in exact]
-            w = [r[f"lam={lam:g}"][name]["worst"] for r in exact]
-            rows.append(
-                {
-                    "method": name,
-                    "lambda": lam,
-                    "mean ECR": _mean(v),
-                    "std": float(np.std(v, ddof=1)),
-                    "mean worst case": _mean(w),
-                    "max worst case": max(w),
-                    "guarantee": _guarantee(name, lam, cfg, c_b),
-                }
-            )
-    report.add_table(
-        "consistency",
-        rows,
-        f"Correct prediction (delta=0), {len(exact)} instances: expected competitive ratio under the truth "
-        "and worst case over all season lengths. opt_threshold = argmin ECR of the prediction without a "
-        "clamp; oracle = the same fed the truth; lp_clamp: gamma = 1+1/lambda; lp_psk: gamma = PSK-rand's "
-        "worst case.",
-    )
-    fam_rows = []
-    for fam in sorted({r["family"] for r in exact}):
-        sub = [r for r in exact if r["family"] == fam]
-        for lam in cfg.lambdas:
-            k = f"lam={lam:g}"
-            fam_rows.append(
-                {
-                    "family": fam,
-                    "lambda": lam,
-                    "n": len(sub),
-                    "oracle": _mean([r["oracle"]["ecr"] for r in sub]),
-                    **{m: _mean([r[k][m]["ecr"] for r in sub]) for m in METHODS},
-                    "clamp < psk_det (share)": _mean(
-                        [r[k]["clamp"]["ecr"] < r[k]["psk_det"]["ecr"] - 1e-12 for r in sub]
-                    ),
-                    "range_argmin < clamp (share)": _mean(
-                        [r[k]["range_argmin"]["ecr"] < r[k]["clamp"]["ecr"] - 1e-12 for r in sub]
-                    ),
-                }
-            )
-    report.add_table("consistency_by_family", fam_rows, "Mean ECR at delta=0 per family of season-length laws.")
-    gains = []
-    seeds = list(dict.fromkeys(r["seed"] for r in exact))
-    for lam in cfg.lambdas:
-        k = f"lam={lam:g}"
-        for fam in sorted({r["family"] for r in exact}):
-            sub = [r for r in exact if r["family"] == fam]
-            row = {"lambda": lam, "family": fam, "instances": len(sub)}
-            for m, b in (("clamp", "psk_det"), ("range_argmin", "psk_det"), ("range_argmin", "clamp")):
-                per_seed = [_mean([r[k][b]["ecr"] - r[k][m]["ecr"] for r in sub if r["seed"] == s]) for s in seeds]
-                row[f"{b} - {m}: mean"] = _mean(per_seed)
-                row[f"{b} - {m}: min seed"] = min(per_seed)
-                row[f"{b} - {m}: instances > 0"] = sum(r[k][b]["ecr"] - r[k][m]["ecr"] > 1e-12 for r in sub)
-            gains.append(row)
-    report.add_table(
-        "gain_by_family",
-        gains,
-        "ECR gain at delta=0 (baseline - method, > 0 favours the method) per family: the mean over seeds of "
-        "the per-seed mean, the smallest per-seed mean, and the number of instances with a strict gain.",
-    )
-
-    errors = list(dict.fromkeys(r["error"] for r in records))
-    sweep, loses = [], []
-    for lam in cfg.lambdas:
-        k = f"lam={lam:g}"
-        for e in errors:
-            sub = [r for r in records if r["error"] == e]
-            row = {"lambda": lam, "error": e, "n": len(sub)}
-            for m in ("oracle", "opt_threshold", "cui_dinitz", "break_even", "karlin"):
-                row[m] = _mean([r[m]["ecr"] for r in sub])
-            for m in SWEPT:
-                row[m] = _mean([r[k][m]["ecr"] for r in sub])
-            sweep.append(row)
-            c = np.array([r[k]["clamp"]["ecr"] for r in sub])
-            loses.append(
-                {
-                    "lambda": lam,
-                    "error": e,
-                    "n": len(sub),
-                    "mean(clamp - psk_det)": float(np.mean(c - [r[k]["psk_det"]["ecr"] for r in sub])),
-                    "clamp worse than psk_det": _share(c, [r[k]["psk_det"]["ecr"] for r in sub]),
-                    "clamp worse than break_even": _share(c, [r["break_even"]["ecr"] for r in sub]),
-                    "clamp worse than karlin": _share(c, [r["karlin"]["ecr"] for r in sub]),
-                    "range_argmin worse than psk_det": _share(
-                        [r[k]["range_argmin"]["ecr"] for r in sub], [r[k]["psk_det"]["ecr"] for r in sub]
-                    ),
-                    "range_argmin worse than clamp": _share([r[k]["range_argmin"]["ecr"] for r in sub], c),
-                    "lp_psk worse than psk_rand": _share(
-                        [r[k]["lp_psk"]["ecr"] for r in sub], [r[k]["psk_rand"]["ecr"] for r in sub]
-                    ),
-                }
-            )
-    report.add_table(
-        "error_sweep",
-        sweep,
-        "Mean ECR under the truth as the prediction degrades (shift by delta*B days "
-        "in a random direction per instance; eps = weight of an adversarial point mass on the far side "
-        "of B).",
-    )
-    report.add_table(
-        "where_clamp_loses",
-        loses,
-        "Share of instances where a policy is strictly worse (by > 1e-12) "
-        "than a baseline, per prediction error. Clamp's edge over PSK-det needs a good prediction.",
-    )
-    trade = []
-    for lam in cfg.tradeoff_lambdas:
-        sub = [t for t in tradeoff if t["lam"] == lam]
-        trade.append(
-            {
-                "lambda": lam,
-                **{f"{m} ECR": _mean([t[m]["ecr"] for t in sub]) for m in TRADEOFF},
-                **{f"{m} max worst": max(t[m]["worst"] for t in sub) for m in TRADEOFF},
-            }
-        )
-    report.add_table(
-        "tradeoff",
-        trade,
-        "Consistency (mean ECR at delta=0) and robustness (max worst case) against lambda. The LP's "
-        "points are in the consistency table (lp_clamp, lp_psk).",
-    )
-
-
-def _share(a, b) -> float:
-    return float(np.mean(np.asarray(a) > np.asarray(b) + 1e-12))
-
-
-def _guarantee(name: str, lam: float | None, cfg: Config, c_b: float) -> float | str:
-    b = cfg.buy_cost
-    if name == "break_even":
-        return (2 * b - 1) / b
-    if name == "karlin":
-        return c_b
-    if name in ("clamp", "range_argmin", "psk_det", "lp_clamp"):
-        return 1 + 1 / lam
-    if name == "psk_rand":
-        return 1 / (1 - math.exp(-(lam - 1 / b)))
-    if name == "lp_psk":
-        return "PSK-rand's"
-    return "none"
-
-
-_STYLE = {
-    "clamp": ("Clamp (clamped argmin)", "C0", "-o"),
-    "range_argmin": ("Clamp (range argmin)", "C9", "-.o"),
-    "psk_det": ("PSK-det", "C1", "--s"),
-    "psk_rand": ("PSK-rand", "C2", "--^"),
-    "lp_clamp": ("LP (gamma=1+1/lambda)", "C3", "-D"),
-    "lp_psk": ("LP (gamma=PSK-rand)", "C4", "-v"),
-    "opt_threshold": ("argmin ECR (no clamp)", "C5", ":x"),
-    "cui_dinitz": ("Cui-Dinitz", "C6", ":+"),
-    "break_even": ("break-even", "0.4", ":"),
-    "karlin": ("Karlin", "0.6", "-."),
-    "oracle": ("oracle", "k", ":"),
-}
-
-
-def _figures(report: Report, cfg: Config, records, tradeoff) -> None:
-    from matplotlib.figure import Figure
-
-    errors = list(dict.fromkeys(r["error"] for r in records))
-    fig = Figure(figsize=(5.2 * len(cfg.lambdas), 4.2))
-    axes = fig.subplots(1, len(cfg.lambdas), squeeze=False)[0]
-    xs = np.arange(len(errors))
-    for ax, lam in zip(axes, cfg.lambdas):
-        k = f"lam={lam:g}"
-        for m in ("oracle", "break_even", "karlin", "opt_threshold", "cui_dinitz"):
-            label, color, fmt = _STYLE[m]
-            ax.plot(
-                xs,
-                [_mean([r[m]["ecr"] for r in records if r["error"] == e]) for e in errors],
-                fmt,
-                color=color,
-                label=label,
-                lw=1,
-            )
-        for m in SWEPT:
-            label, color, fmt = _STYLE[m]
-            ax.plot(
-                xs,
-                [_mean([r[k][m]["ecr"] for r in records if r["error"] == e]) for e in errors],
-                fmt,
-                color=color,
-                label=label,
-            )
-        ax.set_xticks(xs, errors, rotation=45, fontsize=8)
-        n_shift = sum(e.startswith("delta") for e in errors)
-        if 0 < n_shift < len(errors):  # shifts on the left, adversarial mixtures on the right
-            ax.axvline(n_shift - 0.5, color="0.7", lw=0.8)
-        ax.set_title(f"lambda = {lam:g}")
-        ax.set_xlabel("prediction error")
-        ax.set_ylabel("mean expected competitive ratio (truth)")
-        ax.grid(alpha=0.3)
-    handles, labels = axes[-1].get_legend_handles_labels()  # one legend for all panels, below them, off the data
-    fig.legend(handles, labels, loc="outside lower center", ncol=5, fontsize=8, title="policy")
-    fig.suptitle("Expected competitive ratio as the prediction degrades (lower is better)")
-    fig.set_layout_engine("constrained")
-    report.add_figure(
-        "error_sweep",
-        fig,
-        "Mean ECR as the prediction degrades; Clamp's and the LP's advantage "
-        "shrinks and reverses against prediction-free baselines at large errors.",
-    )
-
-    fig = Figure(figsize=(10, 4.2))
-    ax1, ax2 = fig.subplots(1, 2)
-    lams = list(cfg.tradeoff_lambdas)
-    for m in TRADEOFF:
-        label, color, fmt = _STYLE[m]
-        ecr = [_mean([t[m]["ecr"] for t in tradeoff if t["lam"] == lam]) for lam in lams]
-        worst = [max(t[m]["worst"] for t in tradeoff if t["lam"] == lam) for lam in lams]
-        ax1.plot(lams, ecr, fmt, color=color, label=label)
-        ax2.plot(worst, ecr, fmt, color=color, label=label)
-    exact = [r for r in records if r["error"] == "delta=0"]
-    for m in ("lp_clamp", "lp_psk"):  # the LPs at the experiment's lambdas (delta = 0)
-        label, color, fmt = _STYLE[m]
-        ecr = [_mean([r[f"lam={lam:g}"][m]["ecr"] for r in exact]) for lam in cfg.lambdas]
-        worst = [max(r[f"lam={lam:g}"][m]["worst"] for r in exact) for lam in cfg.lambdas]
-        ax1.plot(cfg.lambdas, ecr, fmt, color=color, label=label)
-        ax2.plot(worst, ecr, fmt, color=color, label=label)
-    ax1.set_xlabel("lambda")
-    ax1.set_ylabel("mean ECR at delta=0 (consistency)")
-    ax2.set_xlabel("max worst-case ratio over instances (robustness)")
-    ax2.set_ylabel("mean ECR at delta=0")
-    for ax in (ax1, ax2):
-        ax.grid(alpha=0.3)
-    ax1.legend(fontsize=8)
-    report.add_figure("tradeoff", fig, "Consistency against robustness as lambda varies (lower-left is better).")
+# Every variant tried while designing this reproduction, with the seeds it saw (Experiment.tuning; report.md shows it).
+# Seeds 0-4 were the reported seeds until issue 49 and the referee ran 5-9, so 0-9 are dev seeds and the presets report
+# fresh seeds 100-109 (quick: 100-102), which no design choice below saw.
+_OLD = list(range(5))  # the reported seeds of the v1/v2 runs (and of the quick preset's 0-2)
+TUNING = (
+    dict(
+        variant="initial design (166b965, e5a31a8): the spec's grid, 12 truths per seed (5 Gaussian, 4 geometric, "
+        "3 bimodal), B=100, N=1000, jitter 0.25, PSK told the median (spec default), Wilcoxon over instances; "
+        "adversarial weights (0.1, 0.3, 0.5) cut to (0.2, 0.5) and the Clamp-matched LP scored at delta=0 only, for "
+        "run time",
+        seeds=_OLD,
+        outcome="Clamp beat PSK-det at every lambda; run time about a minute",
+    ),
+    dict(
+        variant="evidence v2 port (2a4bc5a): seeds as units (paired t test over 5 per-seed means), precondition "
+        "point_prediction_loses with min_effect 0.01",
+        seeds=_OLD,
+        outcome="precondition held at every lambda; pooled Clamp-vs-PSK claims held",
+    ),
+    dict(
+        variant="issue 25 (24e7911): Clamp's second reading mode='range_argmin' added after Clamp tied PSK-det on "
+        "every Gaussian of these seeds; per-family size claims with GAIN = min_effect = 0.01 (chosen as the "
+        "precondition's margin while these seeds' numbers were seen); precondition clamp_binds",
+        seeds=_OLD,
+        outcome="claims 15/30 hold, 13 do not hold, 2 inconclusive (reference run at da9acc3)",
+    ),
+    dict(
+        variant="quick preset (B=20, N=200, 6 truths per seed): its verdicts asserted in tests/ski_rental",
+        seeds=[0, 1, 2],
+        outcome="Gaussian tie and bimodal agreement of the two readings asserted on these seeds",
+    ),
+    dict(
+        variant="referee (issue 49): the v2 design on fresh seeds 5-9",
+        seeds=[5, 6, 7, 8, 9],
+        outcome="8 of 30 verdicts change against seeds 0-4 (3-5 instances per family per seed)",
+    ),
+    dict(
+        variant="referee (issue 49): PSK-det told the mean instead of the median",
+        seeds=list(range(10)),
+        outcome="bimodal Clamp gain falls to 0.10 / 0.086 / 0.035 (lambda 0.25 / 0.5 / 0.75) on seeds 0-4 and "
+        "0.000 on seeds 5-9",
+    ),
+    dict(
+        variant="referee (issue 49): Clamp fed only a point mass at the median (PSK's information)",
+        seeds=_OLD,
+        outcome="the bimodal Clamp-vs-PSK claims still hold at every lambda: they credit the clamp rule",
+    ),
+    dict(
+        variant="issue 49, quick preset on the dev seeds: controls (each claim's policy fed a point mass at PSK's "
+        "point summary), 4 truths per family per seed, PSK told the median",
+        seeds=list(range(10)),
+        outcome="runs (10 s); the bimodal Clamp-vs-PSK claims turn inconclusive (control passes)",
+    ),
+    dict(
+        variant="issue 49, full preset: 20 truths per family per seed (each family's grid cycled, every draw "
+        "jittered; the first cycle keeps the prediction sweep, LPs and trade-off), controls, PSK told the median",
+        seeds=list(range(10)),
+        outcome="157 s; claims 9/30 hold, controls reject 24/30; every bimodal Clamp-vs-PSK claim inconclusive "
+        "(control passes at every lambda, both readings); preconditions 6/6",
+    ),
+    dict(
+        variant="issue 49: PSK's point summary (mean / median / mode, the spec allows all three) chosen per family "
+        "by the lowest mean PSK-det ECR at delta=0 over all lambdas (table psk_point_selection of the run above)",
+        seeds=list(range(10)),
+        outcome="bimodal: mean (1.203 / 1.315 / 1.391 vs median 1.473 / 1.514 / 1.471, mode 2.00 / 1.95 / 1.65; "
+        "best on every seed); geometric: median (1.2919 vs mean 1.2970 at lambda 0.25, a near tie: the mean is "
+        "lower on 7 of 10 seeds); Gaussian: mean (1.1400 vs 1.1417, best on every seed); the same at every lambda",
+    ),
+    dict(
+        variant="issue 49, full preset with the chosen points (psk_point: bimodal mean, geometric median, Gaussian "
+        "mean): the design the reported seeds 100-109 run",
+        seeds=list(range(10)),
+        outcome="171 s; claims 12/30 hold, controls reject 27/30; Clamp-vs-PSK on bimodal inconclusive (Clamp fed "
+        "the mean's point mass still gains 0.054 / 0.057 / 0.025); preconditions 6/6. The full preset did not "
+        "change after this run",
+    ),
+    dict(
+        variant="issue 49, quick preset with 10 truths per family per seed (was 4), chosen PSK points: raised "
+        "after the quick smoke run on its own seeds 100-102 (B=20, N=200, not the full preset's setting) showed "
+        "no holding claim for the tests to break",
+        seeds=list(range(10)),
+        outcome="15 s on the dev seeds; claims 4/10 hold, controls reject 9/10 (the bimodal Clamp control passes); "
+        "the full preset's verdicts on 100-109 were not looked at before the reference run",
+    ),
+)
 
 
 EXPERIMENT = register(
     Experiment(
         slug="ski_rental",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 3, "full": 5},
+        seeds={"quick": (100, 101, 102), "full": tuple(range(100, 110))},
         measure=measure,
         judge=judge,
         threads=1,  # small LPs and numpy: one BLAS thread, so the numbers do not depend on the caller's setting
+        dev_seeds=tuple(range(10)),
+        tuning=TUNING,
     )
 )
