@@ -129,3 +129,24 @@ def test_reported_seeds_are_held_out_from_every_seed_seen_in_design():
         assert not set(exp.seeds[preset]) & set(exp.dev_seeds)
     assert len(exp.seeds["full"]) == 10
     assert any("psk_point" in t["variant"] or "point summary" in t["variant"] for t in exp.tuning)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.array([0.9, 0.9, 0.9]), "sum to 1"),
+        (np.ones((2, 2)) / 4, "1-D"),
+        (np.array([0.5, -0.5, 1.0]), "non-negative"),
+        ([], "non-empty"),
+    ],
+)
+def test_point_prediction_refuses_what_is_not_a_pmf(bad, match):
+    """Referee: point_prediction returned 1 for an unnormalised pmf and raised unrelated errors for a list / 2-D."""
+    with pytest.raises(ValueError, match=match):
+        point_prediction(bad)
+    assert point_prediction([0.25, 0.5, 0.25], "mean") == 2.0  # a list is a pmf too
+
+
+def test_a_negative_jitter_is_refused_naming_it():
+    with pytest.raises(ValueError, match="jitter"):
+        ski.draw_instances(replace(ski.QUICK, jitter=-1.0), np.random.default_rng(0))

@@ -34,6 +34,11 @@ _POINTS = ("median", "mean", "mode")
 
 def point_prediction(P_hat: np.ndarray, point: str = "median") -> float:
     """A point summary of a pmf over days ``1..N``: the median (smallest x with CDF >= 1/2), mean or mode."""
+    P_hat = np.asarray(P_hat, dtype=float) if not isinstance(P_hat, np.ndarray) else P_hat
+    if P_hat.ndim != 1 or P_hat.size == 0 or not np.all(np.isfinite(P_hat)) or np.any(P_hat < 0):
+        raise ValueError(f"P_hat must be a non-empty 1-D pmf of non-negative numbers, got shape {P_hat.shape}")
+    if abs(float(P_hat.sum()) - 1.0) > 1e-6:
+        raise ValueError(f"P_hat must sum to 1 (a pmf over days 1..N), got {float(P_hat.sum()):.6g}")
     days = np.arange(1, P_hat.size + 1)
     if point == "median":
         return float(days[int(np.searchsorted(np.cumsum(P_hat), 0.5 - 1e-12))])
