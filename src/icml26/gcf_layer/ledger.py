@@ -93,4 +93,19 @@ TUNING: tuple[dict, ...] = (
         seeds=[5, 11],
         outcome="at 10 % the quadratic-cost map (6.8-8.5 % from the exact maps) would pass: 5 % kept",
     ),
+    dict(
+        variant="issue 49 probe: the full preset's measure on one dev seed (i.i.d. mixture samples)",
+        seeds=[7],
+        outcome="1 item 0.24998; 2 items 0.54904 (one start 0.54909, one option 0.54433, RochetNet 0.5440); "
+        "Mussa-Rosen 0.08216 (cost-blind -0.0022); square root 0.12628 (linear kernel 0.0931); unit demand 0.38474 "
+        "(one start 0.3689, reverse-order rerun 0.38474); transport GCF 8.0 / 7.7 % UVP, POT 8.7 %: the samples' "
+        "random cluster sizes moved mass across clusters; 317 s at load 6-8",
+    ),
+    dict(
+        variant="issue 49 probe: stratified mixture samples (exact cluster sizes) for the fit and the exact map",
+        seeds=[7, 8],
+        outcome="GCF 2.9 / 2.3 and 2.2 / 2.3 % (p = 1.5 / 3), POT 3.5-4.5 %, quadratic-cost GCF 7.4-9.8 %, quantile "
+        "96-101 %, learned candidates 4.2 / 2.5 and 4.6 / 4.0 % (frozen 10.2 / 6.8 and 35.5 / 4.5 %), learned dual "
+        "gap 0.4-1.4 % (frozen 5.1-14.6 %): stratified samples kept",
+    ),
 )
