@@ -6,7 +6,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icml26.gcf_layer import BarycentricOT, FinitelyConvex, GeneralCostOT, LearnedCandidateOT, l2_uvp, lp_cost
+from icml26.gcf_layer import (
+    BarycentricOT,
+    FinitelyConvex,
+    GeneralCostOT,
+    LearnedCandidateOT,
+    NormCost,
+    l2_uvp,
+    lp_cost,
+    norm_cost,
+)
 
 torch.set_num_threads(1)
 D64 = torch.float64
@@ -188,3 +197,46 @@ def test_weight_and_candidate_bad_inputs():
         LearnedCandidateOT(lp_cost(2.0), n_candidates=5, steps=5).fit(X, X)
     with pytest.raises(RuntimeError, match="fit"):
         LearnedCandidateOT(lp_cost(2.0)).dual_value()
+
+
+def test_norm_cost_twist_inverts_its_gradient_and_refuses_bad_p():
+    z = torch.randn(50, 2, dtype=D64)
+    for p in (1.5, 2.0, 3.0):
+        c = norm_cost(p)
+        zz = z.clone().requires_grad_(True)
+        h = c(zz, torch.zeros(1, 2, dtype=D64))[:, 0].sum()
+        (g,) = torch.autograd.grad(h, zz)  # grad h(z)
+        assert torch.allclose(c.inverse_grad_h(g), z, atol=1e-6)
+        assert torch.allclose(c(z, z[:3]), torch.cdist(z, z[:3]) ** p / p, atol=1e-6)
+    with pytest.raises(ValueError, match="p must be"):
+        norm_cost(1.0)
+    with pytest.raises(ValueError, match="eps"):
+        NormCost(2.0, eps=-1.0)
+
+
+def test_the_quantile_map_is_exact_for_separable_settings_but_not_for_the_norm_cost_setting():
+    """Issue 49: a cost-blind sort-based map met the old transport bounds (1-D, and separable costs between product
+    measures, where it is the exact map); on the non-separable setting it misses the emd map by far, and the exact maps
+    of two costs differ, so a map must use its cost."""
+    pytest.importorskip("ot")
+    from icml26.gcf_layer.experiment import _SRC, _TGT, _mixture, exact_map, quantile_map
+
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((400, 1)), rng.exponential(size=(400, 1))
+    truth = exact_map(x, y, lp_cost(3.0))  # 1-D: monotone for every convex cost
+    assert l2_uvp(quantile_map(x, y)(x), truth, y) < 1.0  # the sorted assignment, up to interpolation
+    X, Y = _mixture(rng, 400, _SRC), _mixture(rng, 400, _TGT)
+    t15, t3 = exact_map(X, Y, norm_cost(1.5)), exact_map(X, Y, norm_cost(3.0))
+    assert l2_uvp(quantile_map(X, Y)(X), t3, Y) > 30.0
+    assert l2_uvp(t15, t3, Y) > 5.0
+
+
+def test_frozen_candidates_learn_the_offsets_only():
+    rng = np.random.default_rng(5)
+    X, Y = rng.standard_normal((30, 2)), rng.standard_normal((30, 2)) + 1.0
+    fr = LearnedCandidateOT(norm_cost(2.0), n_candidates=6, steps=50, lr=3e-2, learn_candidates=False).fit(X, Y)
+    lc = LearnedCandidateOT(norm_cost(2.0), n_candidates=6, steps=50, lr=3e-2).fit(X, Y)
+    assert any(torch.equal(fr.potential_.y[0], torch.as_tensor(Y[i], dtype=torch.float32)) for i in range(30))
+    assert not fr.potential_.y.requires_grad and lc.potential_.y.requires_grad
+    with pytest.raises(TypeError, match="learn_candidates"):
+        LearnedCandidateOT(norm_cost(2.0), learn_candidates=1)

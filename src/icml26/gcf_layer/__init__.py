@@ -13,7 +13,7 @@ Notation to names:
 paper                                       here
 ==========================================  =====================================================
 kernel / surplus ``k(x, y)``                 ``linear_kernel``, ``sqrt_value_kernel``, ``neg_lp_cost``
-cost ``c(x, y) = h(x - y)``                  ``lp_cost(p)`` (``h(z) = sum |z_i|^p / p``)
+cost ``c(x, y) = h(x - y)``                  ``lp_cost(p)`` (``sum |z_i|^p / p``), ``norm_cost(p)`` (``||z||^p / p``)
 finitely Y-convex ``max_j [k(x,y_j)-b_j]``   ``FinitelyConvex`` (``mode="concave"``: min, c-concave)
 ``(y_j, b_j)``                               ``layer.y``, ``layer.b``; ``layer.options()``
 choice ``y*(x) = y_{j*(x)}``                 ``layer(x, selection)[1]``; ``Selection.choice``
@@ -21,6 +21,7 @@ soft / hard / straight-through max           ``selection="soft" | "hard" | "ste"
 ``grad f(x) = grad_x k(x, y_{j*})``          ``layer.gradient(x)``
 k-conjugate / c-transform                    ``layer.transform(z, x_pool, sup=...)``
 menu (allocation, price) + outside option    ``MenuMechanism(layer).menu()``, ``default_option=True``
+expected revenue for uniform types           ``MenuMechanism.exact_revenue()`` (exact), ``.revenue(types)`` (sampled)
 Monge map via twist ``x - (grad h)^-1(grad u)`` ``GeneralCostOT(cost).fit(Xs, Xt, a, b).transform(Xs)``
 n << M learned candidates, inner c-transform    ``LearnedCandidateOT(cost, n_candidates=64)``
 L2-UVP (Korotin et al. 2021)                 ``l2_uvp``
@@ -28,9 +29,10 @@ L2-UVP (Korotin et al. 2021)                 ``l2_uvp``
 """
 
 from .baselines import BarycentricOT, PureBundling, RochetNet, SeparateSales
-from .kernels import LpCost, linear_kernel, lp_cost, neg_lp_cost, sqrt_value_kernel
+from .exact import exact_revenue
+from .kernels import LpCost, NormCost, linear_kernel, lp_cost, neg_lp_cost, norm_cost, sqrt_value_kernel
 from .layer import SELECTIONS, FinitelyConvex, Selection
-from .mechanism import MenuMechanism
+from .mechanism import MenuMechanism, menu_exact_revenue
 from .transport import GeneralCostOT, LearnedCandidateOT, l2_uvp
 
 __all__ = [
@@ -38,6 +40,8 @@ __all__ = [
     "Selection",
     "SELECTIONS",
     "MenuMechanism",
+    "exact_revenue",
+    "menu_exact_revenue",
     "GeneralCostOT",
     "LearnedCandidateOT",
     "linear_kernel",
@@ -45,6 +49,8 @@ __all__ = [
     "neg_lp_cost",
     "lp_cost",
     "LpCost",
+    "norm_cost",
+    "NormCost",
     "l2_uvp",
     "RochetNet",
     "SeparateSales",

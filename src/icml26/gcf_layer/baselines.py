@@ -9,7 +9,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .mechanism import check_types
+from .kernels import linear_kernel
+from .mechanism import check_types, menu_exact_revenue
 from .transport import as_points
 
 __all__ = ["RochetNet", "SeparateSales", "PureBundling", "BarycentricOT"]
@@ -139,6 +140,13 @@ class RochetNet(nn.Module):
     def revenue(self, types: torch.Tensor, hard: bool = True) -> float:
         types = check_types(types, self.dim, torch.float32)
         return float(self._payment(types, hard).mean())
+
+    @torch.no_grad()
+    def exact_revenue(self) -> float:
+        """Exact expected revenue of the hard menu for types ``U[0, 1]^dim`` (``dim <= 2``), as
+        :meth:`MenuMechanism.exact_revenue <icml26.gcf_layer.MenuMechanism.exact_revenue>`."""
+        alloc, price = self.menu()
+        return menu_exact_revenue(alloc.double(), price.double(), linear_kernel)
 
 
 class SeparateSales:

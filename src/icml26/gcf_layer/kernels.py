@@ -11,7 +11,16 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["linear_kernel", "sqrt_value_kernel", "lp_cost", "neg_lp_cost", "LpCost", "Kernel"]
+__all__ = [
+    "linear_kernel",
+    "sqrt_value_kernel",
+    "lp_cost",
+    "neg_lp_cost",
+    "LpCost",
+    "norm_cost",
+    "NormCost",
+    "Kernel",
+]
 
 Kernel = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -54,6 +63,36 @@ class LpCost:
         return f"lp_cost(p={self.p:g})"
 
 
+class NormCost:
+    """Non-separable translation-invariant cost ``c(x, y) = h(x - y)`` with ``h(z) = ||z||_2^p / p`` (``p > 1``).
+
+    Unlike :class:`LpCost` (a sum over coordinates), the Euclidean norm couples the coordinates, so the optimal map
+    between two non-product measures depends on ``p`` and is not the coordinate-wise monotone rearrangement.  ``h`` is
+    strictly convex with ``grad h(z) = ||z||^(p-2) z``, so the twist formula applies with
+    ``(grad h)^{-1}(g) = ||g||^((2-p)/(p-1)) g`` (:meth:`inverse_grad_h`).  ``eps`` smooths the norm at ``z = 0``
+    (``||z|| = sqrt(|z|^2 + eps)``) so the gradient stays finite when a point sits on a candidate.
+    """
+
+    def __init__(self, p: float, eps: float = 1e-12) -> None:
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not p > 1.0:
+            raise ValueError(f"p must be a number > 1 (strictly convex cost), got {p!r}")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0.0:
+            raise ValueError(f"eps must be a number >= 0, got {eps!r}")
+        self.p, self.eps = float(p), float(eps)
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        diff = x[:, None, :] - y[None, :, :]
+        return ((diff**2).sum(-1) + self.eps) ** (self.p / 2) / self.p
+
+    def inverse_grad_h(self, g: torch.Tensor) -> torch.Tensor:
+        """``(grad h)^{-1}(g) = ||g||^((2-p)/(p-1)) g`` (row-wise norm)."""
+        norm = ((g**2).sum(-1, keepdim=True) + self.eps).sqrt()
+        return g * norm ** ((2.0 - self.p) / (self.p - 1.0))
+
+    def __repr__(self) -> str:
+        return f"norm_cost(p={self.p:g})"
+
+
 class _NegLp:
     """``k(x, y) = -c(x, y)`` for an :class:`LpCost` ``c`` (a surplus kernel; max over it = c-concave min)."""
 
@@ -71,6 +110,11 @@ class _NegLp:
 def lp_cost(p: float) -> LpCost:
     """The transport cost ``c(x, y) = sum_i |x_i - y_i|^p / p`` (``p > 1``)."""
     return LpCost(p)
+
+
+def norm_cost(p: float) -> NormCost:
+    """The non-separable transport cost ``c(x, y) = ||x - y||_2^p / p`` (``p > 1``)."""
+    return NormCost(p)
 
 
 def neg_lp_cost(p: float) -> _NegLp:

@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 import torch
 
+from .exact import exact_revenue
 from .layer import FinitelyConvex
 
-__all__ = ["MenuMechanism", "check_types"]
+__all__ = ["MenuMechanism", "check_types", "menu_exact_revenue"]
 
 
 def check_types(types: torch.Tensor, dim: int, dtype: torch.dtype, name: str = "types") -> torch.Tensor:
@@ -223,7 +224,47 @@ class MenuMechanism:
         return float(self._profit(types, "hard" if hard else "soft").mean())
 
     @torch.no_grad()
+    def exact_revenue(self, kernel: Callable | None = None) -> float:
+        """Exact expected profit of the hard menu for types uniform on ``[0, 1]^d`` (``d`` = 1 or 2), no sampling.
+
+        The buyer's utility for each option must be affine in her type (a linear kernel, the square-root kernel):
+        the regions of types that choose each option are then polytopes, measured exactly by
+        :func:`~icml26.gcf_layer.exact.exact_revenue` in float64.  ``kernel`` replaces the layer's kernel for the
+        buyer (a menu designed for one buyer, sold to another); the seller's cost is ``cost_fn``."""
+        k = self.layer.kernel if kernel is None else kernel
+        Y, b = (t.detach().to(torch.float64) for t in self.layer.options())
+        return menu_exact_revenue(Y, b, k, self.cost_fn)
+
+    @torch.no_grad()
     def menu(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``(allocations (m, dim_y), prices (m,))``, the outside option ``(0, 0)`` first."""
         Y, b = self.layer.options()
         return Y.detach().clone(), b.detach().clone()
+
+
+@torch.no_grad()
+def menu_exact_revenue(
+    alloc: torch.Tensor,
+    price: torch.Tensor,
+    kernel: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    cost_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> float:
+    """Exact expected profit of the menu ``(alloc (m, d), price (m,))`` (outside option included by the caller) for a
+    buyer with values ``kernel(x, alloc)`` and types ``U[0, 1]^d``, ``d <= 2``: the kernel must be affine in ``x``
+    (checked at the box's centre and a corner-free point; ``ValueError`` otherwise)."""
+    alloc = torch.as_tensor(alloc, dtype=torch.float64)
+    price = torch.as_tensor(price, dtype=torch.float64)
+    if alloc.ndim != 2 or alloc.shape[1] not in (1, 2) or price.shape != (alloc.shape[0],):
+        raise ValueError(
+            f"alloc must be (m, d) with d in (1, 2) and price (m,), got {tuple(alloc.shape)}, {tuple(price.shape)}"
+        )
+    d = alloc.shape[1]
+    base = kernel(torch.zeros(1, d, dtype=torch.float64), alloc)[0]  # k(0, y_j)
+    slopes = torch.stack([kernel(torch.eye(d, dtype=torch.float64)[i : i + 1], alloc)[0] - base for i in range(d)], 1)
+    probe = torch.tensor([[0.3, 0.7][:d], [0.9, 0.2][:d]], dtype=torch.float64)
+    if not torch.allclose(kernel(probe, alloc), base + probe @ slopes.T, rtol=1e-9, atol=1e-9):
+        raise ValueError(
+            "kernel must be affine in the type x for the exact revenue (e.g. linear_kernel, sqrt_value_kernel)"
+        )
+    profit = price if cost_fn is None else price - cost_fn(alloc)
+    return exact_revenue(slopes.numpy(), (price - base).numpy(), profit.numpy())

@@ -239,8 +239,9 @@ class LearnedCandidateOT(GeneralCostOT):
     is not concave in the candidates.  ``transport`` / ``transform`` as in :class:`GeneralCostOT`.
 
     Parameters (beyond :class:`GeneralCostOT`'s): ``n_candidates`` (>= 1; at most the target sample size);
-    ``lr`` is relative to the target's spread for the candidates and to the cost spread for the offsets.
-    ``batch_size`` is unused (every step is full batch).
+    ``lr`` is relative to the target's spread for the candidates and to the cost spread for the offsets;
+    ``learn_candidates=False`` freezes the candidates at their initial draw and learns the offsets only (an
+    ablation: what learning the candidates adds).  ``batch_size`` is unused (every step is full batch).
     """
 
     def __init__(
@@ -254,11 +255,14 @@ class LearnedCandidateOT(GeneralCostOT):
         selection: str = "soft",
         seed: int = 0,
         dtype: torch.dtype = torch.float32,
+        learn_candidates: bool = True,
     ) -> None:
         super().__init__(cost, steps=steps, lr=lr, temp=temp, selection=selection, seed=seed, dtype=dtype)
         if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < 1:
             raise ValueError(f"n_candidates must be an integer >= 1, got {n_candidates!r}")
-        self.n_candidates = n_candidates
+        if not isinstance(learn_candidates, bool):
+            raise TypeError(f"learn_candidates must be a bool, got {type(learn_candidates).__name__}")
+        self.n_candidates, self.learn_candidates = n_candidates, learn_candidates
 
     def fit(self, Xs, Xt, a=None, b=None) -> LearnedCandidateOT:
         """Learn ``n_candidates`` candidates and offsets from ``Xs`` ``(N, d)``, ``Xt`` ``(M, d)`` and optional
@@ -292,12 +296,12 @@ class LearnedCandidateOT(GeneralCostOT):
             y_init=self.Xt_[idx],
             dtype=self.dtype,
         )
-        opt = torch.optim.Adam(
-            [
-                {"params": [self.potential_.y], "lr": self.lr * spread},
-                {"params": [self.potential_.b], "lr": self.lr * scale},
-            ]
-        )
+        groups = [{"params": [self.potential_.b], "lr": self.lr * scale}]
+        if self.learn_candidates:
+            groups.insert(0, {"params": [self.potential_.y], "lr": self.lr * spread})
+        else:
+            self.potential_.y.requires_grad_(False)
+        opt = torch.optim.Adam(groups)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.steps, eta_min=0.0)
         self.history_ = []
         for step in range(self.steps):
