@@ -30,7 +30,7 @@ KINDS = {
     "ot_learned_uvp": "claim",
     "ot_learned_dual": "claim",
     "auction_two_items_restarts1": "control",
-    "auction_beats_bundling_one_option": "control",
+    "auction_beats_bundling_restarts1": "control",
     "auction_mussa_rosen_no_cost": "control",
     "auction_sqrt_kernel_linear": "control",
     "auction_unit_demand_restarts1": "control",
