@@ -24,6 +24,7 @@ CLAIMS = [
         for fam in FAMILIES
         for cid in ("clamp_beats_psk_det", "range_argmin_beats_psk_det", "range_argmin_beats_clamp")
     ),
+    "lp_beats_psk_rand_lam0.5",
 ]
 KINDS = {
     "point_prediction_loses_lam0.5": "precondition",
@@ -39,7 +40,7 @@ KINDS = {
 
 
 def _requires(cid):
-    if KINDS[cid] != "claim":
+    if KINDS[cid] != "claim" or cid.startswith("lp_"):
         return []
     return ["clamp_binds_lam0.5"] if cid.startswith("range_argmin_beats_clamp") else ["point_prediction_loses_lam0.5"]
 
@@ -64,7 +65,7 @@ def test_quick_preset_end_to_end(quick_run):
             for k in control_ids(cid):
                 ctl = by_id[k]
                 assert ctl["test"]["rule"] == by_id[cid]["test"]["rule"] and ctl["test"]["min_effect"] == 0.01
-                assert "fed a point mass" in ctl["method"]["name"]
+                assert "fed point-only advice" in ctl["method"]["name"]
     assert result["counts"]["uncontrolled"] == {v: 0 for v in VERDICTS}
     # Clamp ties the PSK-det of the point summary it is measured against on most quick Gaussians; the two Clamp
     # readings agree on every bimodal law
@@ -72,9 +73,13 @@ def test_quick_preset_end_to_end(quick_run):
     assert result["metrics"]["n_instances"] == 3 * 3 * QUICK.per_family
     for name in ("error_sweep.png", "tradeoff.png", "report.md"):
         assert (run_dir / name).exists()
-    assert {"where_clamp_loses", "gain_by_family", "consistency_by_family", "psk_point_selection"} <= set(
-        result["tables"]
-    )
+    assert {
+        "where_clamp_loses",
+        "gain_by_family",
+        "consistency_by_family",
+        "psk_point_selection",
+        "point_advice_selection",
+    } <= set(result["tables"])
 
 
 def test_measure_is_deterministic():
@@ -108,6 +113,15 @@ def test_the_control_arm_is_told_the_point_psk_is_told():
         assert pm.sum() == 1.0 and pm[day - 1] == 1.0 and day == max(1, int(np.floor(y + 1e-9)))
         assert (day >= 20) == (y >= 20)  # the same side of B as PSK's rule sees
     assert ski.psk_point(QUICK, "bimodal") in ski.POINTS
+    for advice in ski.ADVICE:  # the point-only advice: a pmf built from that one number
+        fed = ski.point_only_advice(P, advice)
+        point, form = advice.rsplit("_", 1)
+        y = point_prediction(P, point)
+        assert abs(fed.sum() - 1) < 1e-12 and fed.shape == P.shape
+        if form == "geometric":  # the max-entropy law with mean y (its tail lumped on day N)
+            assert np.allclose(fed, ski.geometric(1 / y, P.size))
+        else:
+            assert np.array_equal(fed, ski.point_mass_advice(P, point)[1])
 
 
 def test_bad_configurations_raise_errors_naming_the_argument():
@@ -115,6 +129,10 @@ def test_bad_configurations_raise_errors_naming_the_argument():
         measure(replace(QUICK, psk_point=(("bimodal", "mean"),)), 100)  # a family without a point summary
     with pytest.raises(ValueError, match="psk_point"):
         measure(replace(QUICK, psk_point=tuple((f, "average") for f in FAMILIES)), 100)
+    with pytest.raises(ValueError, match="point_advice"):
+        measure(replace(QUICK, point_advice=QUICK.point_advice[1:]), 100)  # a (family, policy) left out
+    with pytest.raises(ValueError, match="point_advice"):
+        measure(replace(QUICK, point_advice=tuple((f, m, "mean_uniform") for f, m, _ in QUICK.point_advice)), 100)
     with pytest.raises(ValueError, match="per_family"):
         measure(replace(QUICK, per_family=0), 100)
     with pytest.raises(ValueError, match="deltas"):
