@@ -347,6 +347,7 @@ def verify(
                 f"  KNIFE EDGE [{e['kind']}] {e['id']} ({e['verdict']}): {e['statistic']} {e['value']:.4g} vs bound "
                 f"{e['bound']:.4g}, within the {e['tolerance']} tolerance: another CPU may flip it",
                 highlight=False,
+                markup=False,  # "[claim]" is text, not a rich style tag
             )
     if not moved:
         typer.echo(f"verified: {len(chosen)} paper(s) reproduce the reference verdicts and numbers")

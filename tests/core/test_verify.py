@@ -129,3 +129,28 @@ def test_every_timing_statement_names_a_real_statement():
         ids = {c["id"] for c in json.loads(path.read_text())["claims"]}
         timing = set(get(slug).timing_statements)
         assert timing and timing <= ids, (slug, timing - ids)
+
+
+def test_verify_prints_knife_edges_even_when_everything_reproduces(tmp_path, reference, monkeypatch):
+    """Issue 45: a verdict whose decisive number sits within verify's tolerance of its bound is printed as a knife
+    edge, so a verdict that would flip on another CPU is visible before it flips (here: C2's threshold moved next to
+    the measured values)."""
+    import toyexp
+
+    from icml26.core import judge_threshold
+
+    real = toyexp.judge_threshold
+
+    def near(id, statement, method, **kw):
+        if id == "C2":  # a is ~1.0: a bound of 0.95 leaves less than verify's 10% between value and bound
+            kw["threshold"] = 0.95
+        return real(id, statement, method, **kw)
+
+    monkeypatch.setattr(toyexp, "judge_threshold", near)
+    assert judge_threshold is not near
+    args = ["verify", "toy", "--preset", "quick", "--reference", str(reference.parent), "--out", str(tmp_path / "a")]
+    shutil.rmtree(reference)  # a fresh reference made with the moved threshold
+    shutil.copytree(run_experiment("toy", preset="quick", out=tmp_path / "made2"), reference)
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "KNIFE EDGE [claim] C2" in r.output and "another CPU may flip it" in r.output
