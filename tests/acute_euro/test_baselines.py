@@ -44,13 +44,69 @@ def test_calibrators_reduce_smooth_ece_and_return_two_columns(cls):
     assert smooth_ece(p[:, 1], yt) < 0.5 * smooth_ece(ct, yt)
 
 
-def test_isotonic_is_monotone_and_platt_handles_one_class():
+def test_isotonic_is_monotone():
     c, y = _conf()
     grid = np.linspace(0, 1, 50)
     p = IsotonicCalibrator().fit(c, y).predict_proba(grid)[:, 1]
     assert np.all(np.diff(p) >= -1e-12)
-    q = PlattCalibrator().fit(c, np.ones_like(y)).predict_proba(grid)[:, 1]
-    assert np.all(q == 1.0)
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, IsotonicCalibrator, NWKRCalibrator])
+@pytest.mark.parametrize("label", [0, 1])
+def test_one_class_is_refused(cls, label):
+    """One class used to give a silent constant p (1 for all-correct); now fit names the problem."""
+    c, y = _conf()
+    with pytest.raises(ValueError, match="y must contain two classes"):
+        cls().fit(c, np.full_like(y, label))
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, IsotonicCalibrator, NWKRCalibrator])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_scores_are_refused(cls, bad):
+    c, y = _conf(20)
+    c = c.copy()
+    c[3] = bad
+    with pytest.raises(ValueError, match="raw_conf must be real and finite"):
+        cls().fit(c, y)
+    fitted = cls().fit(*_conf(20))
+    with pytest.raises(ValueError, match="raw_conf must be real and finite"):
+        fitted.predict_proba(c)
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, IsotonicCalibrator, NWKRCalibrator])
+def test_complex_and_non_numeric_input_are_refused(cls):
+    c, y = _conf(20)
+    with pytest.raises(ValueError, match="raw_conf must be real and finite"):
+        cls().fit(c + 0j, y)
+    with pytest.raises(ValueError, match="y must be real and finite"):
+        cls().fit(c, y + 0j)
+    with pytest.raises(TypeError, match="raw_conf must be real numbers"):
+        cls().fit(np.array(["a"] * 20), y)
+    with pytest.raises(TypeError, match="raw_conf must be a dense array"):
+        from scipy.sparse import csr_matrix
+
+        cls().fit(csr_matrix(c[:, None]), y)
+    fitted = cls().fit(c, y)
+    with pytest.raises(ValueError, match="raw_conf must be real and finite"):
+        fitted.predict_proba(c + 1j)
+    with pytest.raises(ValueError, match="y must be given"):
+        cls().fit(c, None)
+
+
+@pytest.mark.parametrize(
+    "est", [PlattCalibrator(C=0.5), IsotonicCalibrator(), NWKRCalibrator(bandwidth=0.1, grid=(0.1, 0.2))]
+)
+def test_calibrators_clone(est):
+    from sklearn.base import clone
+
+    c, y = _conf(200)
+    twin = clone(est)
+    assert twin is not est and twin.get_params() == est.get_params()
+    assert np.array_equal(twin.fit(c, y).predict_proba(c), est.fit(c, y).predict_proba(c))
+    assert not hasattr(clone(est), "classes_")  # a clone is unfitted
+    if est.get_params():
+        key = next(iter(est.get_params()))
+        assert clone(est).set_params(**{key: est.get_params()[key]}).get_params() == est.get_params()
 
 
 def test_logistic_probe_runs_on_activations():
@@ -64,7 +120,7 @@ def test_logistic_probe_runs_on_activations():
 
 @pytest.mark.parametrize("cls", [PlattCalibrator, IsotonicCalibrator, NWKRCalibrator])
 def test_bad_inputs(cls):
-    with pytest.raises(ValueError, match="raw_conf must be finite and lie in"):
+    with pytest.raises(ValueError, match=r"raw_conf must lie in \[0, 1\]"):
         cls().fit([0.1, 1.5], [0, 1])
     with pytest.raises(ValueError, match="y must be binary"):
         cls().fit([0.1, 0.5], [0, 2])

@@ -3,11 +3,18 @@
 Every calibrator is a scikit-learn estimator with ``fit(raw_conf, y)`` and ``predict_proba(raw_conf)`` where
 ``raw_conf`` is ``[n]`` or ``[n, 1]`` in [0, 1] and ``y`` is binary correctness; ``predict_proba`` returns
 ``[n, 2]`` with ``P(correct)`` in column 1.
+
+Inputs are validated with errors that name the argument: ``raw_conf`` must be real and finite (complex, NaN/inf,
+sparse and non-numeric input are refused) and lie in [0, 1]; ``fit`` needs ``y`` with both classes (one class is
+an error, not a constant prediction).  Hyperparameters live in ``__init__``, so ``sklearn.base.clone`` works;
+``tests/acute_euro/test_sklearn_checks.py`` runs scikit-learn's estimator checks and lists the excluded ones (they
+feed multi-feature or unbounded ``X``) with the reason for each.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import issparse
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.isotonic import IsotonicRegression
@@ -23,27 +30,47 @@ __all__ = ["PlattCalibrator", "IsotonicCalibrator", "NWKRCalibrator", "logistic_
 _EPS = 1e-6
 
 
+def _as_real(x, name: str) -> np.ndarray:
+    """``x`` as a float array, or a named error: sparse, complex and non-numeric input are refused."""
+    if issparse(x):
+        raise TypeError(f"{name} must be a dense array: sparse input is not supported")
+    a = np.asarray(x)
+    if a.dtype.kind == "c":
+        raise ValueError(f"{name} must be real and finite: Complex data not supported")
+    if a.dtype.kind not in "biuf":
+        try:
+            a = a.astype(float)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be real numbers, got dtype {a.dtype} ({err})") from None
+    return a.astype(float, copy=False)
+
+
 def _check_conf(raw_conf, name: str = "raw_conf") -> np.ndarray:
-    r = np.asarray(raw_conf, dtype=float)
+    r = _as_real(raw_conf, name)
+    if not np.all(np.isfinite(r)):
+        raise ValueError(f"{name} must be real and finite (it holds NaN or inf)")
     if r.ndim == 2 and r.shape[1] == 1:
         r = r[:, 0]
     if r.ndim != 1:
         raise ValueError(f"{name} must have shape [n] or [n, 1], got {r.shape}")
     if r.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if not np.all(np.isfinite(r)) or r.min() < 0.0 or r.max() > 1.0:
-        raise ValueError(f"{name} must be finite and lie in [0, 1]")
+    if r.min() < 0.0 or r.max() > 1.0:
+        raise ValueError(f"{name} must lie in [0, 1]")
     return r
 
 
 def _check_xy(raw_conf, y) -> tuple[np.ndarray, np.ndarray]:
     r = _check_conf(raw_conf)
-    y = np.asarray(y)
-    if y.shape != r.shape:
-        raise ValueError(f"y must have one label per confidence ({r.size}), got shape {y.shape}")
-    yf = y.astype(float)
+    if y is None:
+        raise ValueError("y must be given: the calibrators need the correctness labels (requires y)")
+    yf = _as_real(y, "y")
+    if yf.shape != r.shape:
+        raise ValueError(f"y must have one label per confidence ({r.size}), got shape {yf.shape}")
     if not np.all((yf == 0) | (yf == 1)):
         raise ValueError("y must be binary correctness (0/1 or bool)")
+    if np.all(yf == yf[0]):
+        raise ValueError(f"y must contain two classes (0 and 1), got only class {int(yf[0])}")
     return r, yf
 
 
@@ -79,18 +106,12 @@ class PlattCalibrator(_Calibrator):
             raise ValueError(f"C must be a finite number > 0, got {self.C!r}")
         r, yf = _check_xy(raw_conf, y)
         self.classes_ = np.array([0, 1])
-        if np.all(yf == yf[0]):  # one class only: the best constant
-            self.constant_ = float(yf[0])
-            return self
-        self.constant_ = None
         self.coef_, self.intercept_ = _platt_newton(_logit(r), yf.astype(float), float(self.C))
         return self
 
     def predict_proba(self, raw_conf) -> np.ndarray:
         check_is_fitted(self, "classes_")
         r = _check_conf(raw_conf)
-        if self.constant_ is not None:
-            return _two_columns(np.full(r.size, self.constant_))
         return _two_columns(expit(self.coef_ * _logit(r) + self.intercept_))
 
 
