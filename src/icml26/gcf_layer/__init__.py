@@ -22,7 +22,7 @@ soft / hard / straight-through max           ``selection="soft" | "hard" | "ste"
 k-conjugate / c-transform                    ``layer.transform(z, x_pool, sup=...)``
 menu (allocation, price) + outside option    ``MenuMechanism(layer).menu()``, ``default_option=True``
 expected revenue for uniform types           ``MenuMechanism.exact_revenue()`` (exact), ``.revenue(types)`` (sampled)
-Monge map via twist ``x - (grad h)^-1(grad u)`` ``GeneralCostOT(cost).fit(Xs, Xt, a, b).transform(Xs)``
+Monge map via twist ``x - (grad h)^-1(grad u)`` ``GeneralCostOT(cost).fit(Xs=Xs, Xt=Xt).transform(Xs)``
 n << M learned candidates, inner c-transform    ``LearnedCandidateOT(cost, n_candidates=64)``
 L2-UVP (Korotin et al. 2021)                 ``l2_uvp``
 ==========================================  =====================================================

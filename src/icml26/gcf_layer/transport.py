@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator
 
 from .layer import FinitelyConvex
 
@@ -69,7 +71,7 @@ def l2_uvp(T_hat, T_star, Y) -> float:
     return float(100.0 * np.mean(np.sum((T_hat - T_star) ** 2, axis=1)) / var)
 
 
-class GeneralCostOT:
+class GeneralCostOT(BaseEstimator):
     r"""Monge map for a cost ``c(x, y) = h(x - y)`` from a finitely c-concave Kantorovich potential.
 
     The potential is a concave-mode :class:`FinitelyConvex` layer whose candidates are the ``M`` target
@@ -89,6 +91,17 @@ class GeneralCostOT:
     ``T(x) = x - (grad h)^{-1}(grad u(x))``; ``transport(X, "soft")`` applies the twist formula to the
     log-sum-exp smoothed potential and gives a continuous map.  Unlike a discrete OT plan, both are defined
     out of sample.  (The paper also learns the candidates; see ``docs/gcf_layer.md`` for why we fix them.)
+
+    POT's ``ot.da`` surface: ``fit(Xs=None, ys=None, Xt=None, yt=None, *, a=None, b=None)`` in POT's order and
+    keywords (``ys``/``yt`` must stay ``None``: the map is unsupervised; the sample weights are keyword-only),
+    ``fit_transform``, ``transform``, and ``get_params``/``set_params`` (a scikit-learn ``BaseEstimator``, so
+    ``sklearn.base.clone`` works).  ``inverse_transform`` raises ``NotImplementedError``: the hard map is
+    many-to-one and the smooth map has no closed-form inverse (fit the reverse map, ``fit(Xs=Xt, Xt=Xs)``).
+    ``transform`` is the SMOOTH map, so it differs from POT's ``EMDTransport().transform`` (the barycentric
+    projection of the discrete plan): on 200 + 200 one-dimensional samples at p = 2 the RMS gap is 0.03-0.08 over
+    three seeds (the issue measured 0.118); ``transport(X, "hard")`` is the potential's choice and equals
+    ``EMDTransport``'s map on the training sources (N = M, uniform weights: the plan is a permutation) up to
+    near-ties of the learned potential (96-99 % of the points identical).
 
     Parameters
     ----------
@@ -114,29 +127,55 @@ class GeneralCostOT:
         seed: int = 0,
         dtype: torch.dtype = torch.float32,
     ) -> None:
-        if not callable(cost):
-            raise TypeError(f"cost must be callable c(x, y) -> (B, n), got {type(cost).__name__}")
-        for name, v in (("steps", steps), ("batch_size", batch_size)):
+        self.cost, self.steps, self.lr, self.batch_size = cost, steps, lr, batch_size
+        self.temp, self.selection, self.seed, self.dtype = temp, selection, seed, dtype
+        self._check_params()
+
+    def _check_params(self) -> None:
+        """Validate the hyperparameters (at construction, and again in ``fit`` after ``set_params``)."""
+        if not callable(self.cost):
+            raise TypeError(f"cost must be callable c(x, y) -> (B, n), got {type(self.cost).__name__}")
+        for name, v in (("steps", self.steps), ("batch_size", self.batch_size)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        for name, v in (("lr", lr), ("temp", temp)):
+        for name, v in (("lr", self.lr), ("temp", self.temp)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-        if selection not in ("ste", "soft", "hard"):
-            raise ValueError(f"selection must be 'ste', 'soft' or 'hard', got {selection!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-        self.cost, self.steps, self.lr, self.batch_size = cost, steps, float(lr), batch_size
-        self.temp, self.selection, self.seed, self.dtype = float(temp), selection, seed, dtype
+        if self.selection not in ("ste", "soft", "hard"):
+            raise ValueError(f"selection must be 'ste', 'soft' or 'hard', got {self.selection!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
 
-    def fit(self, Xs, Xt, a=None, b=None) -> GeneralCostOT:
-        """Learn the potential from source samples ``Xs`` ``(N, d)`` and target samples ``Xt`` ``(M, d)``.
+    def _fit_inputs(self, Xs, ys, Xt, yt) -> tuple:
+        """Resolve POT's ``(Xs, ys, Xt, yt)``; the pre-POT positional ``fit(Xs, Xt)`` still works, with a warning."""
+        if Xt is None and ys is not None and yt is None:
+            warnings.warn(
+                "fit(Xs, Xt) with Xt in second place is the old order: POT's is fit(Xs, ys, Xt, yt); "
+                "reading the second argument as Xt (call fit(Xs=..., Xt=...))",
+                FutureWarning,
+                stacklevel=3,
+            )
+            Xt, ys = ys, None
+        if Xs is None or Xt is None:
+            raise ValueError("fit needs the source samples Xs and the target samples Xt (fit(Xs=..., Xt=...))")
+        if ys is not None or yt is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__} is unsupervised: ys and yt must be None (POT's label-aware costs are not "
+                "supported)"
+            )
+        self._check_params()
+        return Xs, Xt
+
+    def fit(self, Xs=None, ys=None, Xt=None, yt=None, *, a=None, b=None) -> GeneralCostOT:
+        """Learn the potential from source samples ``Xs`` ``(N, d)`` and target samples ``Xt`` ``(M, d)``
+        (POT's ``ot.da`` order and keywords; ``ys``/``yt`` must be ``None``).
 
         ``a`` (``(N,)``) and ``b`` (``(M,)``) are optional sample weights (POT's names; normalised to sum 1,
         uniform when ``None``): the measures are ``sum_k a_k delta_{Xs_k}`` and ``sum_i b_i delta_{Xt_i}``.
         Minibatches of ``min(batch_size, N)`` source rows are drawn with replacement with probability ``a``; with
         ``batch_size > N`` (strictly) every step uses the whole weighted source sample instead.
         """
+        Xs, Xt = self._fit_inputs(Xs, ys, Xt, yt)
         X = as_points(Xs, "Xs")
         Y = as_points(Xt, "Xt", X.shape[1])
         wa, wb = as_weights(a, X.shape[0], "a"), as_weights(b, Y.shape[0], "b")
@@ -187,7 +226,7 @@ class GeneralCostOT:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "potential_"):
-            raise RuntimeError("call fit(X, Y) before using the map")
+            raise RuntimeError("call fit(Xs=..., Xt=...) before using the map")
 
     @torch.no_grad()
     def dual_value(self, X, a=None) -> float:
@@ -203,6 +242,20 @@ class GeneralCostOT:
         hard choice when the cost has no ``inverse_grad_h``."""
         soft = getattr(self.cost, "inverse_grad_h", None) is not None
         return self.transport(Xs, "soft" if soft else "hard")
+
+    def fit_transform(self, Xs=None, ys=None, Xt=None, yt=None, *, a=None, b=None) -> np.ndarray:
+        """``fit(Xs, ys, Xt, yt, a=a, b=b)`` then ``transform(Xs)`` (the source samples, mapped)."""
+        if Xt is None and ys is not None and yt is None:  # the old fit(Xs, Xt): fit warns and swaps
+            return self.fit(Xs, ys, a=a, b=b).transform(Xs)
+        return self.fit(Xs, ys, Xt, yt, a=a, b=b).transform(Xs)
+
+    def inverse_transform(self, Xt=None, yt=None) -> np.ndarray:
+        """Not available: the hard map ``Y_{i*(x)}`` is many-to-one (it has no inverse) and the smooth twist map
+        has no closed-form inverse.  Fit the reverse problem instead: ``type(self)(cost).fit(Xs=Xt, Xt=Xs)``."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.inverse_transform: the map is not invertible (the hard map is many-to-one; the "
+            "smooth map has no closed-form inverse); fit the reverse map with fit(Xs=Xt, Xt=Xs)"
+        )
 
     def transport(self, X, selection: str = "hard") -> np.ndarray:
         """Map source points ``X`` ``(N, d)``: ``hard`` gives ``Y_{i*(x)}``; ``soft`` twist map."""
@@ -257,16 +310,21 @@ class LearnedCandidateOT(GeneralCostOT):
         dtype: torch.dtype = torch.float32,
         learn_candidates: bool = True,
     ) -> None:
-        super().__init__(cost, steps=steps, lr=lr, temp=temp, selection=selection, seed=seed, dtype=dtype)
-        if isinstance(n_candidates, bool) or not isinstance(n_candidates, int) or n_candidates < 1:
-            raise ValueError(f"n_candidates must be an integer >= 1, got {n_candidates!r}")
-        if not isinstance(learn_candidates, bool):
-            raise TypeError(f"learn_candidates must be a bool, got {type(learn_candidates).__name__}")
         self.n_candidates, self.learn_candidates = n_candidates, learn_candidates
+        super().__init__(cost, steps=steps, lr=lr, temp=temp, selection=selection, seed=seed, dtype=dtype)
 
-    def fit(self, Xs, Xt, a=None, b=None) -> LearnedCandidateOT:
+    def _check_params(self) -> None:
+        super()._check_params()
+        if isinstance(self.n_candidates, bool) or not isinstance(self.n_candidates, int) or self.n_candidates < 1:
+            raise ValueError(f"n_candidates must be an integer >= 1, got {self.n_candidates!r}")
+        if not isinstance(self.learn_candidates, bool):
+            raise TypeError(f"learn_candidates must be a bool, got {type(self.learn_candidates).__name__}")
+
+    def fit(self, Xs=None, ys=None, Xt=None, yt=None, *, a=None, b=None) -> LearnedCandidateOT:
         """Learn ``n_candidates`` candidates and offsets from ``Xs`` ``(N, d)``, ``Xt`` ``(M, d)`` and optional
-        weights ``a`` ``(N,)``, ``b`` ``(M,)`` (normalised; uniform when ``None``)."""
+        keyword-only weights ``a`` ``(N,)``, ``b`` ``(M,)`` (normalised; uniform when ``None``); POT's order and
+        keywords, ``ys``/``yt`` must be ``None``."""
+        Xs, Xt = self._fit_inputs(Xs, ys, Xt, yt)
         X = as_points(Xs, "Xs")
         Y = as_points(Xt, "Xt", X.shape[1])
         if self.n_candidates > Y.shape[0]:
