@@ -358,7 +358,7 @@ def _transport(cfg: Config, seed: int) -> dict:
     quad = GeneralCostOT(
         norm_cost(cfg.ot_control_p), steps=cfg.ot_steps, lr=cfg.ot_lr, batch_size=cfg.ot_batch, temp=cfg.ot_temp,
         seed=seed,
-    ).fit(X, Y).transform(Xb)  # fmt: skip
+    ).fit(Xs=X, Xt=Y).transform(Xb)  # fmt: skip
     out: dict = {"cases": {}}
     if len(ps) > 1:  # how far apart the exact maps of two costs are (the setting's cost dependence)
         out["cost_gap"] = l2_uvp(truth[ps[0]], truth[ps[-1]], Yb)
@@ -367,7 +367,7 @@ def _transport(cfg: Config, seed: int) -> dict:
         T = truth[p]
         gcf = GeneralCostOT(
             cost, steps=cfg.ot_steps, lr=cfg.ot_lr, batch_size=cfg.ot_batch, temp=cfg.ot_temp, seed=seed
-        ).fit(X, Y)
+        ).fit(Xs=X, Xt=Y)
         pot = BarycentricOT(cost).fit(X, Y)
         gcf_soft = gcf.transport(Xb, "soft")
         row = {
@@ -390,7 +390,7 @@ def _transport(cfg: Config, seed: int) -> dict:
                     temp=cfg.ot_temp,
                     seed=seed,
                     learn_candidates=learn,
-                ).fit(X, Y)
+                ).fit(Xs=X, Xt=Y)
                 row[f"{key}_soft"] = l2_uvp(lc.transform(Xb), T, Yb)
                 row[f"{key}_hard"] = l2_uvp(lc.transport(Xb, "hard"), T, Yb)
                 row[f"{key}_dual_gap"] = (pot.cost_ - lc.dual_value()) / pot.cost_
