@@ -16,7 +16,7 @@ from rich.console import Console
 
 from .core.io import atomic_write_text, latest_run, load_result
 from .core.registry import PRESETS, experiments, unavailable
-from .core.report import counts, summary_line
+from .core.report import _uncontrolled, counts, summary_line
 from .core.runner import EXECUTORS
 
 app = typer.Typer(no_args_is_help=True, help="ICML 2026 methods and their reproductions.")
@@ -419,7 +419,7 @@ def _summary(dirs: list[Path]) -> list[str]:
         for c in r["claims"]:
             kind = c.get("kind", "claim")
             reason = f" ({c['reason']})" if c.get("reason") else ""
-            reason += " (uncontrolled)" if kind == "claim" and not _controlled(c) else ""
+            reason += " (uncontrolled)" if _uncontrolled(c) else ""
             reason += " KNIFE EDGE" if c.get("test", {}).get("knife_edge") else ""
             err.print(
                 f"  {_MARK.get(c['verdict'], '?')} [{kind}] {c['id']}: {c['verdict']}{reason} — {c['statement']}",
@@ -480,7 +480,7 @@ def report(
     for slug, r in latest.items():
         for c in sorted(r["claims"], key=lambda c: order[c.get("kind", "claim")]):
             verdict = c["verdict"] + (f" ({c['reason']})" if c.get("reason") else "")
-            verdict += " (uncontrolled)" if c.get("kind", "claim") == "claim" and not _controlled(c) else ""
+            verdict += " (uncontrolled)" if _uncontrolled(c) else ""
             verdict += " KNIFE EDGE" if c.get("test", {}).get("knife_edge") else ""
             lines.append(
                 f"| {slug} | {r['preset']} | {c.get('kind', 'claim')} | {c['id']} | {verdict} | {c['statement']} |"
@@ -501,10 +501,6 @@ def report(
 
 
 _COLUMNS = ("paper", "preset", "kind", "id", "verdict", "reason", "requires", "controls", "statement")
-
-
-def _controlled(c: dict) -> bool:
-    return bool(c.get("controls") or c.get("no_control"))
 
 
 def _statement_rows(latest: dict) -> list[dict]:
