@@ -61,6 +61,9 @@ def main() -> None:
         print(f"max |upipe - ulysses| output:   {(y_up - y_ul).abs().max().item():.2e}")
         print(f"max |upipe - ulysses| grad:     {(g_up - g_ul).abs().max().item():.2e}")
         print(f"forward peak bytes per rank: upipe {peak_up}, ulysses {peak_ul} ({peak_up / peak_ul:.2f}x)")
+    # Every rank waits here before tearing down: a gloo group destroyed while a peer is still at work (rank 0
+    # printing above) can abort the process at exit ("terminate called without an active exception").
+    dist.barrier()
     dist.destroy_process_group()
 
 

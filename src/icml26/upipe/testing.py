@@ -52,6 +52,7 @@ def _worker(rank, fn, world_size, backend, port, out_dir, args, timeout_s, threa
     try:
         result = fn(rank, world_size, *args)
         torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
+        dist.barrier()  # no rank tears gloo down while a peer still works (that can abort the process at exit)
     except BaseException:
         with open(os.path.join(out_dir, f"rank{rank}.err"), "w") as fh:
             fh.write(traceback.format_exc())

@@ -114,6 +114,8 @@ def main(argv=None) -> list[float]:
         with CollectiveOOMGuard():
             for step in range(args.steps):
                 losses.append(_step(model, opt, args, cfg, rank, world, device, step))
+        if started_here:
+            dist.barrier()  # no rank tears gloo down while a peer still works (that can abort at exit)
     finally:
         if started_here:
             dist.destroy_process_group()
