@@ -29,6 +29,8 @@ import inspect
 import math
 import numbers
 import time
+import warnings
+import weakref
 from collections.abc import Sequence
 
 import torch
@@ -191,6 +193,16 @@ class _Decoder:
     def h_bar(self) -> torch.Tensor:
         return self.sum / self.count
 
+    def select(self, parent: torch.Tensor) -> None:
+        """Keep row ``parent[i]`` as row ``i`` (beam search reorders and duplicates rows between steps)."""
+        if torch.equal(parent, torch.arange(len(parent), device=parent.device)):
+            return
+        self.ids, self.mask, self.sum, self.count = (z[parent] for z in (self.ids, self.mask, self.sum, self.count))
+        if hasattr(self.past, "reorder_cache"):  # a transformers Cache
+            self.past.reorder_cache(parent.to(self.features.device))
+        else:  # TinyLM: one (k, v) per block, batch first
+            self.past = [(k[parent], v[parent]) for k, v in self.past]
+
     def advance(self, new: torch.Tensor) -> torch.Tensor:
         """Append one token per row (``new [B]``); returns the next-token logits ``[B, V]``."""
         self.ids = torch.cat([self.ids, new[:, None]], dim=1)
@@ -323,18 +335,30 @@ class TemperThenTiltLogitsProcessor:
     log f_hat(h_bar, v)``.  Only the next-token scores change; ``input_ids`` are read, never written.  Duck-typed,
     so transformers is not needed (pass it in a ``transformers.LogitsProcessorList``).
 
-    Cost: the processor keeps its own KV cache of the base model's hidden states and the running sum of the pooled
-    state; when a call extends the previous one by one token (as in ``generate``) it runs one single-token cached
-    forward, so decoding ``n`` tokens costs one prefill plus ``n`` single-token forwards (not ``n`` full
-    forwards).  Any other call (a new prompt, a new batch) starts a fresh cache.  Greedy and sampling decoding
-    only: beam search reorders rows without telling logits processors.
+    Cost (``share_forward=True``, the default, for a Hugging Face base): the processor reads the hidden states of
+    the forward ``generate`` itself runs on the base model (forward hooks ask that forward for
+    ``output_hidden_states`` and keep the feature layer's states of the new positions; the hooks go when the
+    processor is garbage-collected or :meth:`close` is called), so the base model runs **once per new token in
+    all**.  It uses them only when the hooked forward's ``input_ids`` are exactly the new tail of the call's
+    ``input_ids``; otherwise (another model generates, a TinyLM base, ``share_forward=False``) it runs its own
+    KV-cached forward: one prefill plus one single-token forward per further token.  ``n_forwards_`` counts the
+    processor's own forwards only.
 
-    ``attention_mask [B, L]``: the mask of the *prompt* batch passed to ``generate`` (left padding); ``h_bar``
-    then averages the real positions only and positions count real tokens, so a left-padded row gets exactly the
-    scores of the unpadded prompt.  Generated tokens are always real.  Without it every position is real.
+    Beam search and ``num_return_sequences``: ``generate`` repeats each prompt row ``k`` times and reorders the
+    beams between steps without telling processors; a prompt ``attention_mask`` of ``B / k`` rows is repeated the
+    same way, and each row's running state is taken from the row of the previous call that it extends.
+
+    ``attention_mask [B, L]``: the mask of the *prompt* batch (left padding); ``h_bar`` then averages the real
+    positions only and positions count real tokens, so a left-padded row gets exactly the scores of the unpadded
+    prompt.  With ``share_forward`` the mask ``generate`` received is read from its forward, so passing it to
+    ``generate`` alone is enough.  Generated tokens are always real.  With no mask at all every position is real;
+    if some row then starts with the model's pad token the processor warns once (those pad tokens would count as
+    text).
     """
 
-    def __init__(self, unlearner: T3Unlearner, attention_mask: torch.Tensor | None = None) -> None:
+    def __init__(
+        self, unlearner: T3Unlearner, attention_mask: torch.Tensor | None = None, share_forward: bool = True
+    ) -> None:
         if unlearner.classifier_ is None:
             raise RuntimeError("the T3Unlearner is not fitted; call .fit(retain, forget) first")
         if attention_mask is not None:
@@ -344,31 +368,99 @@ class TemperThenTiltLogitsProcessor:
                 raise ValueError("attention_mask must hold only 0 and 1")
             if bool((attention_mask.sum(1) == 0).any()):
                 raise ValueError("attention_mask has a row with no real token")
+        if not isinstance(share_forward, bool):
+            raise TypeError(f"share_forward must be True or False, got {share_forward!r}")
         self.unlearner = unlearner
         self.attention_mask = attention_mask
         self._decoder: _Decoder | None = None
-        self.n_forwards_ = 0  # base forwards run so far (prefills + single-token steps)
+        self._pooled: _Pooled | None = None
+        self._seen: tuple | None = None  # (input_ids, attention_mask, hidden) of the last hooked base forward
+        self._warned = False
+        self._busy = False  # True while the processor runs its own forward (the hooks then record nothing)
+        self.n_forwards_ = 0  # the processor's own base forwards (prefills + single-token steps)
+        self._hooks: list = []
+        if share_forward and unlearner.features.is_hf:
+            self._hooks = _watch_forward(unlearner.features, weakref.ref(self))
+            weakref.finalize(self, _remove_hooks, list(self._hooks))
+
+    def close(self) -> None:
+        """Remove the forward hooks from the base model (also done when the processor is garbage-collected)."""
+        _remove_hooks(self._hooks)
+        self._hooks = []
 
     def reset(self) -> None:
         """Forget the cached state (the next call starts from its ``input_ids``)."""
-        self._decoder = None
+        self._decoder, self._pooled, self._seen = None, None, None
+
+    def _prompt_mask(self, B: int, t: int, device, seen_mask: torch.Tensor | None = None) -> torch.Tensor | None:
+        """The prompt mask (given, else the one ``generate`` used) extended with real generated positions, its rows
+        repeated to ``B`` when ``generate`` expanded the batch (beams, several returned sequences)."""
+        am = self.attention_mask if self.attention_mask is not None else seen_mask
+        if am is None:
+            return None
+        am = am.to(device)
+        if am.shape[0] != B and am.shape[0] > 0 and B % am.shape[0] == 0 and self.attention_mask is not None:
+            am = am.repeat_interleave(B // am.shape[0], dim=0)  # generate's own expansion order
+        if am.shape[0] != B or am.shape[1] > t:
+            raise ValueError(
+                f"attention_mask has shape {tuple(am.shape)} but input_ids has shape {(B, t)}: pass the mask of "
+                "the prompt batch given to generate"
+            )
+        return torch.cat([am.bool(), am.new_ones((B, t - am.shape[1]), dtype=torch.bool)], dim=1)
+
+    def _warn_if_padded(self, input_ids: torch.Tensor, mask: torch.Tensor | None) -> None:
+        pad = getattr(getattr(self.unlearner.base_model, "config", None), "pad_token_id", None)
+        if self._warned or mask is not None or not isinstance(pad, int):
+            return
+        if bool((input_ids[:, 0] == pad).any()):
+            self._warned = True
+            warnings.warn(
+                f"some input_ids rows start with the pad token ({pad}) and no attention_mask was given: those pad "
+                "tokens count as text in T3's pooled state; pass the prompt batch's attention_mask to generate "
+                "(or to logits_processor)",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _shared(self, input_ids: torch.Tensor) -> torch.Tensor | None:
+        """``h_bar`` from the hidden states of ``generate``'s own forward, or ``None`` when that forward does not
+        belong to this call (then the processor runs its own)."""
+        seen, self._seen = self._seen, None
+        if seen is None:
+            return None
+        ids, seen_mask, hidden = seen
+        B, t = input_ids.shape
+        n = ids.shape[1]
+        if ids.shape[0] != B or n > t or not torch.equal(ids.to(input_ids.device), input_ids[:, t - n :]):
+            return None
+        p = self._pooled
+        if n == t:  # a prefill: the whole prompt
+            mask = self._prompt_mask(B, t, input_ids.device, seen_mask)
+            self._warn_if_padded(input_ids, mask)
+            self._pooled = _Pooled.start(input_ids, hidden.to(input_ids.device), mask)
+        elif p is not None and (parent := _parents(p.ids, input_ids[:, : t - n])) is not None:
+            self._pooled = p.extend(parent, input_ids, hidden.to(input_ids.device))
+        else:
+            return None
+        return self._pooled.h_bar
 
     def _state(self, input_ids: torch.Tensor) -> _Decoder:
+        self._busy = True
+        try:
+            return self._own_forward(input_ids)
+        finally:
+            self._busy = False
+
+    def _own_forward(self, input_ids: torch.Tensor) -> _Decoder:
         d = self._decoder
         B, t = input_ids.shape
-        if d is not None and d.ids.shape == (B, t - 1) and torch.equal(d.ids, input_ids[:, :-1]):
+        if d is not None and d.ids.shape[1] == t - 1 and (parent := _parents(d.ids, input_ids[:, :-1])) is not None:
+            d.select(parent)  # beam search reorders rows; identity for greedy and sampling
             d.advance(input_ids[:, -1])
             self.n_forwards_ += 1
             return d
-        mask = None
-        if self.attention_mask is not None:
-            am = self.attention_mask.to(input_ids.device)
-            if am.shape[0] != B or am.shape[1] > t:
-                raise ValueError(
-                    f"attention_mask has shape {tuple(am.shape)} but input_ids has shape {(B, t)}: pass the mask "
-                    "of the prompt batch given to generate"
-                )
-            mask = torch.cat([am.bool(), am.new_ones((B, t - am.shape[1]), dtype=torch.bool)], dim=1)
+        mask = self._prompt_mask(B, t, input_ids.device)
+        self._warn_if_padded(input_ids, mask)
         self._decoder = _Decoder(self.unlearner.features, input_ids, mask)
         self.n_forwards_ += 1
         return self._decoder
@@ -388,9 +480,89 @@ class TemperThenTiltLogitsProcessor:
                 f"scores have {scores.shape[1]} entries but the base model's vocabulary has "
                 f"{u.features.vocab_size}: the tokenizer does not match the base model"
             )
-        d = self._state(input_ids)
-        prefixes = d.prefixes() if u.scorer == "rescore" else None
-        return u._tilt(scores.float(), d.h_bar, prefixes).to(scores.dtype)
+        h_bar = self._shared(input_ids)
+        if h_bar is not None:
+            self._decoder = None
+            prefixes = self._pooled.prefixes() if u.scorer == "rescore" and self._pooled is not None else None
+        else:
+            self._pooled = None
+            d = self._state(input_ids)
+            h_bar = d.h_bar
+            prefixes = d.prefixes() if u.scorer == "rescore" else None
+        return u._tilt(scores.float(), h_bar, prefixes).to(scores.dtype)
+
+
+class _Pooled:
+    """The running sum / count of the feature layer's hidden states over the real positions (no KV cache: the
+    states come from ``generate``'s own forward)."""
+
+    def __init__(self, ids: torch.Tensor, mask: torch.Tensor, total: torch.Tensor, count: torch.Tensor) -> None:
+        self.ids, self.mask, self.sum, self.count = ids, mask, total, count
+
+    @classmethod
+    def start(cls, ids: torch.Tensor, hidden: torch.Tensor, mask: torch.Tensor | None) -> _Pooled:
+        mask = torch.ones_like(ids, dtype=torch.bool) if mask is None else mask
+        m = mask[..., None].to(hidden.dtype)
+        return cls(ids, mask, (hidden * m).sum(1), m.sum(1).clamp_min(1.0))
+
+    def extend(self, parent: torch.Tensor, ids: torch.Tensor, hidden: torch.Tensor) -> _Pooled:
+        n = hidden.shape[1]
+        mask = torch.cat([self.mask[parent], self.mask.new_ones((len(parent), n))], dim=1)
+        return _Pooled(ids, mask, self.sum[parent] + hidden.sum(1), self.count[parent] + float(n))
+
+    @property
+    def h_bar(self) -> torch.Tensor:
+        return self.sum / self.count
+
+    def prefixes(self) -> list[torch.Tensor]:
+        return [row[m] for row, m in zip(self.ids, self.mask, strict=True)]
+
+
+def _parents(old: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor | None:
+    """For each row of ``prefix [B, t]`` the index of an equal row of ``old [B', t]`` (beam search reorders and
+    duplicates rows), or ``None`` when some row extends none of them."""
+    if old.shape[1] != prefix.shape[1]:
+        return None
+    same = (prefix[:, None, :] == old[None, :, :].to(prefix.device)).all(-1)  # [B, B']
+    if not bool(same.any(1).all()):
+        return None
+    return same.float().argmax(1)
+
+
+def _watch_forward(features: BaseFeatures, ref) -> list:
+    """Hooks on a Hugging Face base that ask each forward for hidden states and hand the feature layer's states of
+    that forward's new positions to the processor ``ref()`` (a weak reference: the hooks keep nothing alive)."""
+    model = features.model
+
+    def before(module, args, kwargs):
+        if ref() is None:
+            return None
+        kwargs["output_hidden_states"] = True
+        return args, kwargs
+
+    def after(module, args, kwargs, out):
+        proc = ref()
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        hs = getattr(out, "hidden_states", None)
+        if proc is None or proc._busy or not isinstance(ids, torch.Tensor) or hs is None:
+            return None
+        mask = kwargs.get("attention_mask")
+        proc._seen = (
+            ids.detach(),
+            mask.detach() if isinstance(mask, torch.Tensor) else None,
+            hs[features.feature_layer].detach().float(),
+        )
+        return None
+
+    return [
+        model.register_forward_pre_hook(before, with_kwargs=True),
+        model.register_forward_hook(after, with_kwargs=True),
+    ]
+
+
+def _remove_hooks(hooks: list) -> None:
+    for h in hooks:
+        h.remove()
 
 
 class T3Unlearner:
@@ -622,10 +794,15 @@ class T3Unlearner:
             return out
         return out + self.guidance * self._tilt_term(logits, h_bar, prefixes)
 
-    def logits_processor(self, attention_mask: torch.Tensor | None = None) -> TemperThenTiltLogitsProcessor:
-        """A Hugging Face-compatible logits processor applying this unlearner (for ``model.generate``); pass the
-        prompt batch's ``attention_mask`` when the prompts are left-padded.  Use a new one per ``generate`` call."""
-        return TemperThenTiltLogitsProcessor(self, attention_mask)
+    def logits_processor(
+        self, attention_mask: torch.Tensor | None = None, share_forward: bool = True
+    ) -> TemperThenTiltLogitsProcessor:
+        """A Hugging Face-compatible logits processor applying this unlearner (for ``model.generate``): greedy,
+        sampling, beam search and ``num_return_sequences``.  Left-padded prompts need their ``attention_mask``
+        (given to ``generate``; to this call too when ``share_forward=False``).  ``share_forward`` reuses
+        ``generate``'s own forward of the base model (one base forward per token in all); see
+        :class:`TemperThenTiltLogitsProcessor`.  Use a new one per ``generate`` call."""
+        return TemperThenTiltLogitsProcessor(self, attention_mask, share_forward)
 
     @torch.no_grad()
     def _likelihood_pieces(self, pairs: list[tuple[list[int], list[int]]]) -> dict:
