@@ -108,3 +108,25 @@ def test_torchrun_upipe():
     assert all(e < 1e-4 for e in err.values()), out  # float32 round-off, nothing more
     ratio = float(re.search(r"forward peak bytes per rank: upipe \d+, ulysses \d+ \(([\d.]+)x\)", out)[1])
     assert ratio < 1.0, out  # UPipe holds fewer attention intermediates than Ulysses
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="this torch build has no torch.distributed")
+def test_torchrun_hf_upipe():
+    pytest.importorskip("transformers")
+    out = _run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node=2",
+            "--master_port",
+            str(_free_port()),
+            str(EXAMPLES / "torchrun_hf_upipe.py"),
+        ],
+        timeout=240,
+    )
+    up, ref = map(float, re.search(r"step 0 loss: upipe ([\d.]+), sdpa on one process ([\d.]+)", out).groups())
+    assert abs(up - ref) < 1e-5, out
+    assert float(re.search(r"max \|grad upipe - grad sdpa\|: ([-+.\deE]+)", out)[1]) < 1e-5, out
+    losses = [float(v) for v in re.findall(r"^step \d+ loss ([\d.]+)$", out, re.M)]
+    assert len(losses) == 5 and losses[-1] < losses[0], out  # it trains

@@ -22,6 +22,7 @@ U (heads per stage)    ``heads_per_stage`` (default C: one head per rank per sta
 P = H / U (pipe deg.)  ``HeadGeometry.num_stages``
 GQA head pairing       :class:`HeadGeometry` (``query_head(s, r)``, ``kv_head(s, r)``)
 UPipe forward/backward :func:`upipe_attention`, :class:`UPipeAttention`
+transformers backend   :func:`register_hf_attention` (``attn_implementation="upipe"``), :func:`upipe_hf_attention`
 DeepSpeed-Ulysses      :class:`UlyssesAttention`;  Ring attention: :class:`RingAttention`
 peak memory            :class:`memory.LiveTensorBytes` (live tensor bytes, per-phase peaks) and
                        :class:`memory.AllocatorBytes` (the allocator's own events, kernel scratch included)
@@ -42,6 +43,7 @@ from .attention import (
     upipe_attention,
 )
 from .geometry import HeadGeometry
+from .hf import register_hf_attention, upipe_hf_attention
 from .memory import AllocatorBytes, LiveTensorBytes, attention_bytes_formula
 from .model import LlamaConfig, TinyLlama, broadcast_parameters
 
@@ -51,6 +53,8 @@ __all__ = [
     "RingAttention",
     "ReferenceAttention",
     "upipe_attention",
+    "register_hf_attention",
+    "upipe_hf_attention",
     "HeadGeometry",
     "shard_sequence",
     "gather_sequence",

@@ -189,3 +189,44 @@ def length_checks_counted(rank: int, world: int) -> int:
     finally:
         attention.check_local_lengths = original
     return len(calls)
+
+
+def hf_llama_on_rank(rank: int, world: int, cfg: dict, steps: int, seed: int) -> dict:
+    """A ``transformers`` Llama with ``attn_implementation="upipe"`` on this rank's shard of the sequence: per
+    step the global loss (token losses summed over ranks) and, after the first backward, every parameter's
+    all-reduced gradient; ``steps`` AdamW steps."""
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    from .hf import register_hf_attention
+
+    register_hf_attention()
+    ids, labels = hf_batch(cfg, seed)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(LlamaConfig(**cfg["llama"]), attn_implementation="upipe")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    pos = torch.arange(ids.shape[1]).expand_as(ids)
+    x, p, y = (shard_sequence(z, None, dim=1) for z in (ids, pos, labels))
+    losses, grads = [], None
+    for _ in range(steps):
+        opt.zero_grad()
+        logits = model(input_ids=x, position_ids=p, use_cache=False).logits
+        total = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100, reduction="sum")
+        loss = total / int((labels != -100).sum())
+        loss.backward()
+        for q in model.parameters():
+            dist.all_reduce(q.grad)
+        summed = loss.detach().clone()
+        dist.all_reduce(summed)
+        losses.append(float(summed))
+        if grads is None:
+            grads = {n: q.grad.detach().clone() for n, q in model.named_parameters()}
+        opt.step()
+    return {"losses": losses, "grads": grads}
+
+
+def hf_batch(cfg: dict, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids ``[B, S]`` and next-token labels shifted on the whole sequence (the last position ignored)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, cfg["llama"]["vocab_size"], (cfg["B"], cfg["S"]), generator=g)
+    labels = torch.cat([ids[:, 1:], torch.full((cfg["B"], 1), -100)], dim=1)
+    return ids, labels
