@@ -11,6 +11,10 @@ clocks, caches), so the ratio is fair even when absolute times are noisy.  On CU
     PYTHONPATH=src python benchmarks/faps_speed.py                          # CPU, one thread
     PYTHONPATH=src python benchmarks/faps_speed.py --device cuda            # GPU (DiT-S-sized row included)
     PYTHONPATH=src python benchmarks/faps_speed.py --sizes tiny --batch 16  # a quick CPU check
+    PYTHONPATH=src python benchmarks/faps_speed.py --model diffusers       # a diffusers DiT (DiffusersDiT)
+
+``--model diffusers`` builds ``diffusers.DiTTransformer2DModel`` from a config of the same size (heads x head dim =
+width, random weights, nothing downloaded) and trains it through :class:`icml26.faps.DiffusersDiT`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 
 import torch
 
-from icml26.faps import DDIMScheduler, FaPSTrainer, FrequencyGate, RandomPatchGate, TinyDiT
+from icml26.faps import DDIMScheduler, DiffusersDiT, FaPSTrainer, FrequencyGate, RandomPatchGate, TinyDiT
 from icml26.faps.experiment import FULL  # the gate and trainer settings the reproduction measures
 
 SIZES = {
@@ -37,8 +41,19 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def _denoiser(size: tuple, model: str) -> torch.nn.Module:
+    img, p, width, depth, heads, _ = size
+    if model == "tiny_dit":
+        return TinyDiT(img, p, 3, width, depth, heads, num_classes=10)
+    from diffusers import DiTTransformer2DModel  # the [diffusers] extra
+
+    dit = DiTTransformer2DModel(num_attention_heads=heads, attention_head_dim=width // heads, in_channels=3,
+                                num_layers=depth, sample_size=img, patch_size=p, num_embeds_ada_norm=10)  # fmt: skip
+    return DiffusersDiT(dit)
+
+
 def bench(size: tuple, device: torch.device, rounds: int, warmup: int, keep_ratio: float, batch=None,
-          block: int = 4) -> dict:  # fmt: skip
+          block: int = 4, model: str = "tiny_dit") -> dict:  # fmt: skip
     img, p, width, depth, heads, default_batch = size
     batch = batch or default_batch
     gates = {
@@ -58,14 +73,14 @@ def bench(size: tuple, device: torch.device, rounds: int, warmup: int, keep_rati
     trainers = {}
     for name, gate in gates.items():
         torch.manual_seed(0)
-        model = TinyDiT(img, p, 3, width, depth, heads, num_classes=10).to(device)
+        net = _denoiser(size, model).to(device)
         kw = {
             "reward": FULL.faps_reward,
             "policy_batch": FULL.faps_policy_batch,
             "policy_every": FULL.faps_policy_every,
         }
         kw = kw if name == "faps" else {}
-        trainers[name] = FaPSTrainer(model, DDIMScheduler(1000), gate, total_steps=10**9, **kw)
+        trainers[name] = FaPSTrainer(net, DDIMScheduler(1000), gate, total_steps=10**9, **kw)
     x = torch.randn(batch, 3, img, img, device=device).clamp(-1, 1)
     y = torch.randint(0, 10, (batch,), device=device)
     times: dict[str, list[float]] = {a: [] for a in trainers}
@@ -94,17 +109,21 @@ def main() -> None:
                     help="default: all on CUDA, tiny and small on CPU")  # fmt: skip
     ap.add_argument("--batch", type=int, default=None, help="override the batch size (e.g. 8 for a CPU check)")
     ap.add_argument("--threads", type=int, default=1, help="CPU intra-op threads (ignored on CUDA)")
+    ap.add_argument("--model", default="tiny_dit", choices=["tiny_dit", "diffusers"],
+                    help="our TinyDiT or a diffusers DiTTransformer2DModel of the same size")  # fmt: skip
     args = ap.parse_args()
     device = torch.device(args.device)
     if device.type == "cpu":
         torch.set_num_threads(args.threads)
     sizes = args.sizes or (list(SIZES) if device.type == "cuda" else ["tiny", "small"])
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    print(f"device={device} ({name}) torch={torch.__version__} rounds={args.rounds} block={args.block}")
+    print(
+        f"device={device} ({name}) torch={torch.__version__} model={args.model} rounds={args.rounds} block={args.block}"
+    )
     print(f"{'size':8s} {'keep':>5s} {'arm':8s} {'ms/step':>9s} {'ratio to full':>14s}")
     for size in sizes:
         for rho in args.keep_ratios:
-            res = bench(SIZES[size], device, args.rounds, args.warmup, rho, args.batch, args.block)
+            res = bench(SIZES[size], device, args.rounds, args.warmup, rho, args.batch, args.block, args.model)
             for arm, (ms, ratio) in res.items():
                 print(f"{size:8s} {rho:5.2f} {arm:8s} {ms:9.2f} {ratio:14.3f}")
 

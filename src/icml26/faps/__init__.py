@@ -42,6 +42,7 @@ Example::
 
 from .baselines import HighFrequencyGate, RandomPatchGate
 from .data import canvas_digits, digits_tensors, spectral_tensors
+from .diffusers_dit import DiffusersDiT
 from .diffusion import DDIMScheduler, SchedulerOutput, ddim_sample
 from .frequency import band_index, dct2, dct_band_energies, dct_matrix, idct2, patch_features, patchify, unpatchify
 from .gate import (
@@ -71,6 +72,7 @@ from .metrics import (
 from .model import TinyDiT
 
 __all__ = [
+    "DiffusersDiT",
     "FrequencyGate",
     "FaPSTrainer",
     "GateDecision",
