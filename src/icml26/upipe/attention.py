@@ -414,17 +414,17 @@ class _RingFunction(torch.autograd.Function):
             nxt = _ring_shift(kv, group) if i < c - 1 else None
             if not (causal and src > r):
                 o_i, l_i = _kernel.attention_forward(q, kv[0], kv[1], causal and src == r)
+                # partial outputs merge in fp32 (a bf16 running sum loses bits at every hop), cast back once
                 if out is None:
-                    out, lse = o_i.clone(), l_i.clone()
+                    out, lse = o_i.float(), l_i.float()
                 else:
-                    new = torch.logaddexp(lse, l_i)
-                    out = out * torch.exp(lse - new).unsqueeze(-1).to(out.dtype) + o_i * torch.exp(l_i - new).unsqueeze(
-                        -1
-                    ).to(out.dtype)
+                    new = torch.logaddexp(lse, l_i.float())
+                    out = out * torch.exp(lse - new).unsqueeze(-1) + o_i.float() * torch.exp(l_i - new).unsqueeze(-1)
                     lse = new
                 del o_i, l_i
             if nxt is not None:
                 kv = nxt
+        out = out.to(q.dtype)
         ctx.save_for_backward(q, k, v, out, lse)
         ctx.group, ctx.causal = group, causal
         return out

@@ -83,12 +83,14 @@ def main(argv=None) -> list[float]:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     started_here = False
+    # the device first (NCCL binds a rank's communicator to the current CUDA device when the group starts)
+    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", 0))
+    device = resolve_device(args.device, args.backend, rank)
     if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout_s))
         started_here = True
     world = dist.get_world_size() if dist.is_initialized() else 1
     rank = dist.get_rank() if dist.is_initialized() else 0
-    device = resolve_device(args.device, args.backend, rank)
     dtype = getattr(torch, args.dtype)
     if args.seq_len % world:
         raise ValueError(f"--seq-len ({args.seq_len}) must be divisible by the number of processes ({world})")
