@@ -373,8 +373,8 @@ TUNING = (
     ),
     dict(
         variant="issue 51 dev run, full preset (T=100, budgets 25/50), sigma sweep 32/64/96/128/192/256, claim sigma "
-        "128 (picked before this run from the pilot's bound, Delta(50) ~ 37 > psi*(128) = 29.5; the sweep then showed it "
-        "is the smallest sweep sigma with t* >= T/4: 96 gives t* = 23.1 +- 4.0, 128 gives 36.2 +- 6.1)",
+        "128 (picked before this run from the pilot's bound, Delta(50) ~ 37 > psi*(128) = 29.5; the sweep then "
+        "showed it is the smallest sweep sigma with t* >= T/4: 96 gives t* = 23.1 +- 4.0, 128 gives 36.2 +- 6.1)",
         seeds=_V1,
         outcome="135 s; claims 3/7 hold (ring R25 / R50, ER R50; ER R25 7/10 wins), controls reject 6/7; "
         "preconditions 4/4; checks 6/6; TRACE-DU at sigma 128 has accuracy 0.22 vs retrain 0.76, ASR 0.13 +- 0.26 "
