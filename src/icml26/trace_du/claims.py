@@ -151,8 +151,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             (
                 "max excess along the branch",
                 [
-                    max(s["excess"], s["per_node_excess"])
-                    + (0.0 if s["positions_compared"] == s["positions_expected"] else math.inf)
+                    # a position of the branch with no reference to compare counts as 1 (a failure)
+                    max(s["excess"], s["per_node_excess"], float(s["positions_expected"] - s["positions_compared"]))
                     for s in (r["sequential"] for r in records)
                 ],
             ),
