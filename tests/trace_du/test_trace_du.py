@@ -225,3 +225,76 @@ def test_softmax_gradient_matches_autograd_and_finite_differences():
         return float(m.losses(v, X, y).mean(1).sum() + 0.05 * (v * v).sum())
 
     assert abs((f(w + e) - f(w - e)) / 2e-6 - float(closed[1, 3])) < 1e-6
+
+
+def test_precommitted_rewind_ignores_the_forgotten_clients_data():
+    """select='precommitted': t* is fixed before the request, so changing the forgotten client's data (and hence its
+    messages and the bound) leaves t* unchanged; 'latest' moves with the data."""
+    data, model, W, traj = _setup(seed=3, rounds=14)
+    nd = list(data.node_data)
+    X2, y2 = nd[2]
+    nd[2] = (X2.flip(0) * 0.3, (y2 + 1) % 10)  # the forgotten client's data changed
+    traj2 = DecentralizedSGD(model, nd, W, local_steps=3, lr=1.5, batch_size=8, rounds=14, seed=3).run()
+    out = []
+    for tr in (traj, traj2):
+        big = 10 * gaussian_sigma(1.0, 1e-4, float(TraceDU(tr).sensitivity([2]).delta[8]))
+        r = TraceDU(tr).unlearn([2], 1.0, 1e-4, sigma=big, select="precommitted", t_star=8)
+        cal = TraceDU(tr).unlearn([2], 1.0, 1e-4, select="precommitted", t_star=8)
+        assert cal.certificate.sigma == pytest.approx(gaussian_sigma(1.0, 1e-4, cal.certificate.sensitivity))
+        out.append((r.certificate.t_star, cal.certificate.t_star, cal.certificate.sensitivity))
+    assert out[0][:2] == out[1][:2] == (8, 8)
+    assert out[0][2] != out[1][2]  # the bound did see the change; the rewind point did not
+    t = TraceDU(traj)
+    with pytest.raises(ValueError, match="does not certify"):
+        t.unlearn([2], 1.0, 1e-4, sigma=1e-6, select="precommitted", t_star=8)
+    with pytest.raises(ValueError, match="t_star"):
+        t.unlearn([2], 1.0, 1e-4, select="precommitted", t_star=99)
+    with pytest.raises(ValueError, match="t_star"):
+        t.unlearn([2], 1.0, 1e-4, sigma=1.0, t_star=3)
+    with pytest.raises(ValueError, match="select"):
+        t.unlearn([2], 1.0, 1e-4, sigma=1.0, select="earliest")
+
+
+def test_released_start_is_checkpoint_plus_gaussian_noise(setup):
+    """The resumed run starts at X^{t*} + N(0, sigma^2): per coordinate, the perturbation over sigma has mean 0 and
+    variance 1 (the real path, not the returned noise tensor)."""
+    _, _, _, traj = setup
+    res = TraceDU(traj).unlearn([2], 1.0, 1e-4, max_rounds=6)
+    c = res.certificate
+    start = res.trajectory.checkpoints[c.t_star]
+    z = ((start - traj.checkpoints[c.t_star][[0, 1, 3, 4, 5]]) / c.sigma).flatten().numpy()
+    assert abs(z.mean()) < 6 / np.sqrt(z.size) and abs(z.var() - 1) < 6 * np.sqrt(2 / z.size)
+
+
+def test_declared_smoothness_below_the_models_bound_is_heuristic(setup):
+    _, _, _, traj = setup
+    own = TraceDU(traj)
+    assert not own.heuristic
+    low = TraceDU(traj, smoothness=0.5 * own.smoothness)
+    assert low.heuristic and any("below the model's own bound" in v for v in low.violations)
+    assert low.unlearn([2], 1.0, 1e-4, sigma=50.0).certificate.heuristic
+    assert not TraceDU(traj, smoothness=1.1 * own.smoothness).heuristic  # above it: fine
+
+
+def test_bad_input_names_the_argument(setup):
+    data, model, W, traj = setup
+    nd = list(data.node_data)
+    kw = dict(local_steps=1, rounds=1)
+    X, y = nd[0]
+    for bad, err, match in (
+        ((X, y + 10), ValueError, r"labels in \[0, 9\]"),
+        ((X[:, :10], y), ValueError, "n_features=64"),
+        ((X.float(), y), TypeError, "float64"),
+        ((X, y.double()), TypeError, "integer class labels"),
+        ((X.numpy(), y), TypeError, "torch tensors"),
+    ):
+        with pytest.raises(err, match=match):
+            DecentralizedSGD(model, [bad] + nd[1:], W, **kw)
+    t = TraceDU(traj)
+    with pytest.raises(TypeError, match="forget"):
+        t.unlearn("12", 1.0, 1e-4, sigma=1.0)
+    with pytest.raises(TypeError, match="forget"):
+        t.sensitivity([1.5])
+    with pytest.raises(TypeError, match="forget"):
+        t.sensitivity([True])
+    assert t.sensitivity(np.int64(2)).nodes == (0, 1, 3, 4, 5)

@@ -98,9 +98,25 @@ class DecentralizedSGD:
         ids = tuple(range(n)) if node_ids is None else tuple(int(i) for i in node_ids)
         if len(ids) != n or len(set(ids)) != n:
             raise ValueError(f"node_ids must be {n} distinct ids, got {node_ids!r}")
+        d, C = getattr(model, "d", None), getattr(model, "C", None)
         for i, (X, y) in enumerate(node_data):
-            if X.shape[0] != y.shape[0] or X.shape[0] < 1:
-                raise ValueError(f"node_data[{i}] must be (X, y) with the same number (>= 1) of rows")
+            if not (isinstance(X, torch.Tensor) and isinstance(y, torch.Tensor)):
+                raise TypeError(f"node_data[{i}] must be a pair of torch tensors (X, y), got {type(X).__name__}")
+            if X.dtype != torch.float64:
+                raise TypeError(f"node_data[{i}] X must be float64 (the bound is checked to 1e-9), got {X.dtype}")
+            if y.dtype.is_floating_point or y.dtype == torch.bool or y.dtype.is_complex:
+                raise TypeError(f"node_data[{i}] y must hold integer class labels, got {y.dtype}")
+            if X.dim() != 2 or y.dim() != 1 or X.shape[0] != y.shape[0] or X.shape[0] < 1:
+                raise ValueError(
+                    f"node_data[{i}] must be (X, y) with X (m, d), y (m,) and the same number >= 1 of rows"
+                )
+            if d is not None and X.shape[1] != d:
+                raise ValueError(f"node_data[{i}] X has {X.shape[1]} features but the model expects n_features={d}")
+            if C is not None and (int(y.min()) < 0 or int(y.max()) >= C):
+                raise ValueError(
+                    f"node_data[{i}] y must be labels in [0, {C - 1}] (model n_classes={C}), got "
+                    f"[{int(y.min())}, {int(y.max())}]"
+                )
         self.model, self.node_data, self.W, self.node_ids = model, list(node_data), W, ids
         self.local_steps, self.lr, self.batch_size, self.rounds = int(local_steps), float(lr), int(batch_size), rounds
         self.seed, self.ckpt_every, self.start_round = int(seed), int(ckpt_every), int(start_round)

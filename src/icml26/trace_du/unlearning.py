@@ -129,6 +129,19 @@ def _noise(seed: int, request: int, node: int, p: int) -> torch.Tensor:
     return torch.from_numpy(np.random.default_rng([int(seed), 10_000 + int(request), int(node)]).standard_normal(p))
 
 
+def _release(checkpoint: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """The released start of the resumed run: the rewound checkpoint plus the Gaussian perturbation."""
+    return checkpoint + noise
+
+
+def _propagate(a: np.ndarray, W_kept: np.ndarray, shrink: float, injection: np.ndarray, bound: str) -> np.ndarray:
+    """One round of the sensitivity recursion: the graph bound mixes the per-node bounds with ``W^{-U}`` then adds
+    the injections; the agnostic bound keeps one scalar (``||W^{-U}||_2 = 1``) and adds their sum."""
+    if bound == "graph":
+        return shrink * (W_kept @ a) + injection
+    return shrink * a + injection.sum()
+
+
 class TraceDU:
     """Certified unlearning of clients from a recorded decentralized trajectory (module docstring).
 
@@ -155,10 +168,19 @@ class TraceDU:
         check_privacy(0.5, 0.5, mechanism)
         model, cfg = trajectory.model, trajectory.config
         self.violations: list[str] = []
+        own = (
+            model.smoothness(max(float((X * X).sum(1).max()) for X, _ in trajectory.node_data))
+            if hasattr(model, "smoothness")
+            else None
+        )
         if smoothness is None:
-            if not hasattr(model, "smoothness"):
+            if own is None:
                 raise ValueError("smoothness must be declared for a model without a smoothness bound")
-            smoothness = model.smoothness(max(float((X * X).sum(1).max()) for X, _ in trajectory.node_data))
+            smoothness = own
+        elif own is not None and isinstance(smoothness, (int, float)) and smoothness < own * (1 - 1e-12):
+            self.violations.append(
+                f"declared smoothness={smoothness:g} is below the model's own bound {own:g} on this data"
+            )
         if strong_convexity is None:
             strong_convexity = getattr(model, "l2", 0.0) if regime == "strongly_convex" else 0.0
         self.rho, bad = expansiveness(regime, cfg["lr"], smoothness, strong_convexity)
@@ -182,8 +204,13 @@ class TraceDU:
         return bool(self.violations)
 
     def _forget(self, forget: Iterable[int] | int, allow_empty: bool = False) -> tuple[int, ...]:
-        if isinstance(forget, (int, np.integer)):
+        if isinstance(forget, (int, np.integer)) and not isinstance(forget, bool):
             forget = (int(forget),)
+        if isinstance(forget, (str, bytes)) or not isinstance(forget, Iterable):
+            raise TypeError(f"forget must be a client id or an iterable of integer client ids, got {forget!r}")
+        forget = list(forget)
+        if bad := [c for c in forget if isinstance(c, bool) or not isinstance(c, (int, np.integer))]:
+            raise TypeError(f"forget must hold integer client ids, got {bad!r}")
         F = tuple(sorted({int(c) for c in forget}))
         if not F and not allow_empty:
             raise ValueError("forget must name at least one client")
@@ -216,7 +243,7 @@ class TraceDU:
             Wkc = seg.W[np.ix_(ks, cs)]
             for r in range(end - seg.start):
                 inj = (Wkc * seg.distances[r][np.ix_(ks, cs)]).sum(1) if cs else np.zeros(len(ks))
-                a = shrink * (Wp @ a) + inj if bound == "graph" else shrink * a + inj.sum()
+                a = _propagate(a, Wp, shrink, inj, bound)
                 rounds.append(seg.start + r + 1)
                 deltas.append(float(np.linalg.norm(a)))
                 per.append(a.copy())
@@ -241,20 +268,55 @@ class TraceDU:
         mechanism: str | None = None,
         bound: str | None = None,
         seed: int | None = None,
+        select: str = "latest",
+        t_star: int | None = None,
     ) -> UnlearnResult:
         """Remove ``forget`` (on top of earlier requests): rewind, add calibrated Gaussian noise, resume training.
 
         Give ``sigma`` (budgeted noise: the latest checkpoint whose bound ``<= psi*`` is chosen) or ``max_rounds``
         (budgeted rounds: the earliest checkpoint ``>= T - max_rounds``, ``sigma`` calibrated to its bound).
-        ``seed`` seeds the noise (default: the training seed); each request draws fresh noise."""
+        ``seed`` seeds the noise (default: the training seed); each request draws fresh noise.
+
+        ``select="precommitted"`` takes the rewind point ``t_star`` fixed before the request (so it cannot depend on
+        the forgotten clients' messages): ``sigma`` given must cover the bound there (else ValueError), or, without
+        ``sigma``, is calibrated to it.  ``select="latest"`` (default) picks it from the bound as above."""
         mechanism = self.mechanism if mechanism is None else mechanism
         epsilon, delta = check_privacy(epsilon, delta, mechanism)
         F = self._forget(forget)
-        if (sigma is None) == (max_rounds is None):
+        if select not in ("latest", "precommitted"):
+            raise ValueError(f"select must be 'latest' or 'precommitted', got {select!r}")
+        if select == "precommitted":
+            if max_rounds is not None:
+                raise ValueError("select='precommitted' takes t_star (and optionally sigma), not max_rounds")
+            if isinstance(t_star, bool) or not isinstance(t_star, (int, np.integer)) or not 0 <= t_star <= self.T:
+                raise ValueError(
+                    f"t_star must be an integer in [0, {self.T}] for select='precommitted', got {t_star!r}"
+                )
+        elif t_star is not None:
+            raise ValueError("t_star is only taken with select='precommitted'")
+        elif (sigma is None) == (max_rounds is None):
             raise ValueError("give exactly one of sigma (budgeted noise) or max_rounds (budgeted rounds)")
         sens = self.sensitivity(F, bound)
         ck = [k for k, t in enumerate(sens.rounds) if self._checkpoint(int(t)) is not None]
-        if sigma is not None:
+        if select == "precommitted":
+            hit = [k for k in ck if int(sens.rounds[k]) == int(t_star)]
+            if not hit:
+                raise ValueError(f"t_star={t_star} is not a checkpoint of the current branch")
+            k = hit[-1]
+            if sigma is None:
+                cal = gaussian_sigma if mechanism == "classic" else analytic_gaussian_sigma
+                sigma = cal(epsilon, delta, float(sens.delta[k]))
+            else:
+                if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0):
+                    raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
+                psi = sensitivity_threshold(epsilon, delta, float(sigma), mechanism)
+                if sens.delta[k] > psi:
+                    raise ValueError(
+                        f"sigma={sigma:g} does not certify the precommitted t_star={t_star}: the bound there is "
+                        f"{sens.delta[k]:.4g} > psi*={psi:.4g}; raise sigma or precommit an earlier t_star"
+                    )
+                sigma = float(sigma)
+        elif sigma is not None:
             if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0):
                 raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
             psi = sensitivity_threshold(epsilon, delta, float(sigma), mechanism)
@@ -278,7 +340,7 @@ class TraceDU:
         req = len(self.certificates)
         s = self.config["seed"] if seed is None else int(seed)
         noise = torch.stack([_noise(s, req, i, X.shape[1]) for i in kept]) * sigma
-        start = X[[loc[i] for i in kept]] + noise
+        start = _release(X[[loc[i] for i in kept]], noise)
         cfg = self.config
         seg = DecentralizedSGD(
             self.model,
