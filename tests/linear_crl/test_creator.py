@@ -153,10 +153,10 @@ def test_sklearn_surface():
     assert m.fit(Xs) is m
     assert m.components_.shape == (3, 10) and m.row_assignment_.shape == (3, 6)
     assert m.adjacency_matrix_.shape == (3, 3) and len(m.surrounded_sets_) == 3
-    out = clone(m).fit_transform(Xs)
-    assert len(out) == 6 and out[0].shape == (400, 3)
-    np.testing.assert_allclose(out[1], m.transform(Xs[1]))
-    np.testing.assert_allclose(np.vstack(out).std(0), 1.0, atol=0.05)  # unit pooled variance
+    out = clone(m).fit_transform(Xs)  # one array (environments stacked), so a Pipeline can use it
+    assert isinstance(out, np.ndarray) and out.shape == (6 * 400, 3)
+    np.testing.assert_allclose(out[400:800], m.transform(Xs[1]))
+    np.testing.assert_allclose(out.std(0), 1.0, atol=0.05)  # unit pooled variance
 
 
 def test_bad_inputs_name_the_argument():
@@ -186,3 +186,84 @@ def test_bad_inputs_name_the_argument():
     m = CREATOR(3, random_state=0).fit(Xs)
     with pytest.raises(ValueError, match=r"shape \(n_samples, 10\)"):
         m.transform(np.ones((5, 9)))
+
+
+def test_fit_with_groups_equals_the_list_form_and_works_in_a_pipeline():
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    Xs, _ = make_linear_crl_data(n_latent=3, n_envs=6, n_samples=300, seed=1)
+    X = np.vstack(Xs)
+    g = np.repeat(np.arange(6) * 10, 300)  # any sortable labels
+    perm = np.random.default_rng(0).permutation(len(X))  # rows need not be grouped
+    a = CREATOR(3, random_state=0).fit(Xs)
+    b = CREATOR(3, random_state=0).fit(X, groups=g)
+    np.testing.assert_array_equal(a.adjacency_matrix_, b.adjacency_matrix_)
+    np.testing.assert_allclose(a.components_, b.components_, atol=1e-10)
+    assert list(b.environments_) == [0, 10, 20, 30, 40, 50]
+    c = CREATOR(3, random_state=0)
+    Y = c.fit_transform(X[perm], groups=g[perm])  # rows returned in the caller's order
+    np.testing.assert_allclose(Y, c.transform(X[perm]), atol=1e-12)
+    assert list(c.environments_) == [0, 10, 20, 30, 40, 50]
+    pipe = Pipeline([("scale", StandardScaler()), ("crl", CREATOR(3, random_state=0))])
+    out = pipe.fit_transform(X, crl__groups=g)
+    assert out.shape == (len(X), 3) and np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="groups must be a 1-D array"):
+        CREATOR(3).fit(X, groups=g[:-1])
+
+
+def test_ica_non_convergence_is_said_not_swallowed():
+    from sklearn.exceptions import ConvergenceWarning
+
+    Xs, _ = make_linear_crl_data(n_latent=3, n_envs=6, n_samples=300, seed=1)
+    with pytest.warns(ConvergenceWarning, match="FastICA did not converge"):
+        CREATOR(3, max_iter=1, random_state=0).fit(Xs)
+
+
+def test_check_estimator_runs_with_the_documented_exclusions():
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from icml26.linear_crl.creator import SKLEARN_INAPPLICABLE_CHECKS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = check_estimator(
+            CREATOR(n_latent=2, random_state=0), expected_failed_checks=SKLEARN_INAPPLICABLE_CHECKS, on_fail=None
+        )
+    status = {}
+    for r in res:
+        status.setdefault(r["check_name"], set()).add(r["status"])
+    assert not [n for n, s in status.items() if "failed" in s], status  # every failure is a documented one
+    assert {"check_estimator_cloneable", "check_get_params_invariance", "check_estimators_unfitted"} <= {
+        n for n, s in status.items() if s == {"passed"}
+    }
+    # the exclusions are exactly the checks that need environments: none of them passes unexpectedly
+    assert not [n for n in SKLEARN_INAPPLICABLE_CHECKS if "passed" in status.get(n, set())]
+
+
+def _gaussian_copy(truth, seed):
+    """The same graph, weights, scales and mixing with Gaussian noises (ICA cannot separate them)."""
+    rng = np.random.default_rng(seed)
+    d = truth.adjacency.shape[0]
+    out = []
+    for k, Z in enumerate(truth.noises):
+        G = rng.normal(size=Z.shape)
+        Y = np.linalg.solve(np.eye(d) - truth.weights[k], np.diag(truth.scales[k]) @ G.T).T
+        out.append(Y @ truth.mixing.T)
+    return out
+
+
+def test_order_scores_that_do_not_separate_are_said():
+    import warnings
+
+    Xs, truth = make_linear_crl_data(n_latent=5, n_envs=10, seed=0, min_edges=4)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        CREATOR(5, random_state=0).fit(Xs)
+    assert not [x for x in w if "do not separate" in str(x.message)]
+    with pytest.warns(UserWarning, match="order scores do not separate"):
+        CREATOR(5, random_state=0).fit(_gaussian_copy(truth, 0))
+    with pytest.raises(ValueError, match="order_tol"):
+        CREATOR(5, order_tol=1.5).fit(Xs)

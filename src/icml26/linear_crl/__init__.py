@@ -33,17 +33,27 @@ Example::
     shd(truth.adjacency, m.adjacency_matrix_, match)
 """
 
-from .baselines import LiNGCReLLike, PooledDirectLiNGAM, PooledICA, match_by_distribution
+from .baselines import (
+    CREATORNoIntersection,
+    LiNGCReLLike,
+    PooledDirectLiNGAM,
+    PooledICA,
+    SingleEnvironmentICA,
+    match_by_distribution,
+)
 from .creator import CREATOR, check_environments, per_env_ica
 from .data import FAMILIES, LinearCRLData, make_linear_crl_data, sample_noise
 from .graphs import check_adjacency, is_linear_extension, surrounded_sets, topological_order
-from .metrics import loc_r2, loc_r2_matrix, mcc, relabel, shd
+from .metrics import loc_r2, loc_r2_matrix, mcc, relabel, shd, shd_best
 
 __all__ = [
     "CREATOR",
     "LiNGCReLLike",
     "PooledICA",
     "PooledDirectLiNGAM",
+    "CREATORNoIntersection",
+    "SingleEnvironmentICA",
+    "shd_best",
     "make_linear_crl_data",
     "LinearCRLData",
     "FAMILIES",

@@ -8,6 +8,11 @@
   own effect-cancellation ordering is not reimplemented (no public package; our reading of it).
 * :class:`PooledICA` -- FastICA on the pooled, environment-centred data: ignores environments.  Its components
   estimate independent sources, not causally related latents, so its graph is empty.
+* :class:`CREATORNoIntersection` -- CREATOR without its disentanglement step: each latent's feature is the unit
+  vector of its own row span (node plus parents) with the largest component outside the earlier nodes' span, never
+  intersected with its children's spans.  The ablation that isolates what the intersection step contributes.
+* :class:`SingleEnvironmentICA` -- FastICA fitted on ONE environment (``environment``, default 0) and applied to
+  all: the strongest simple alternative to using many environments (no matching, no graph: empty adjacency).
 * :class:`PooledDirectLiNGAM` -- ``lingam.DirectLiNGAM`` on pooled variables (LiNGAM assumes the causal
   variables are observed; the reproduction gives it the true latents as a graph-only reference).  Needs
   ``lingam`` (``pip install 'icml26[causal]'``).
@@ -24,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._linalg import collinearity, top_direction, unit_rows
 from .creator import (
+    CREATOR,
     LinearCRLBase,
     _check_float,
     _check_int,
@@ -31,9 +37,17 @@ from .creator import (
     _negentropy,
     _seeds,
     check_environments,
+    split_by_groups,
 )
 
-__all__ = ["LiNGCReLLike", "PooledICA", "PooledDirectLiNGAM", "match_by_distribution"]
+__all__ = [
+    "LiNGCReLLike",
+    "PooledICA",
+    "PooledDirectLiNGAM",
+    "CREATORNoIntersection",
+    "SingleEnvironmentICA",
+    "match_by_distribution",
+]
 
 _QUANTILES = np.linspace(0.02, 0.98, 49)
 
@@ -127,9 +141,10 @@ class PooledICA(LinearCRLBase):
         _check_int("max_iter", self.max_iter, 1)
         _check_float("tol", self.tol, 0.0)
 
-    def fit(self, Xs, y=None):
-        """Fit FastICA on ``np.vstack`` of the environment-centred, pooled-whitened ``Xs``."""
-        Xs = self._validate(Xs)
+    def fit(self, Xs, y=None, groups=None):
+        """Fit FastICA on ``np.vstack`` of the environment-centred, pooled-whitened ``Xs`` (or ``X`` with
+        ``groups``)."""
+        Xs = self._validate(Xs, groups)
         Z = np.vstack(self._whiten(Xs))
         d = int(self.n_latent)
         best, warned = None, 0
@@ -154,6 +169,47 @@ class PooledICA(LinearCRLBase):
         return self
 
 
+class CREATORNoIntersection(CREATOR):
+    """CREATOR with step 3 (subspace intersection with the children's spans) skipped: same parameters, ICA, ordering
+    and pruning; latent ``t``'s feature is the unit vector of ``U_t = span(rows of t)`` with the largest component in
+    ``V_{t-1}^perp``, so it mixes ``y_t`` with all of its parents, not only ``sur(t)``."""
+
+    _disentangle = False
+
+
+class SingleEnvironmentICA(PooledICA):
+    """FastICA on one environment's data only (``environment``, default 0), applied to every environment.
+
+    With the weights changing across environments a single environment's unmixing separates that environment's
+    noises, which are not the latents (``y = (I - B_k)^{-1} Omega_k z``): it is the strongest simple alternative to
+    combining environments.  The graph is empty (ICA components are independent by assumption)."""
+
+    def __init__(
+        self,
+        n_latent: int,
+        environment: int = 0,
+        ica_restarts: int = 1,
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        random_state=None,
+    ) -> None:
+        super().__init__(n_latent, ica_restarts=ica_restarts, max_iter=max_iter, tol=tol, random_state=random_state)
+        self.environment = environment
+
+    def fit(self, Xs, y=None, groups=None):
+        """Fit FastICA on ``Xs[environment]`` alone (``Xs`` as for every estimator here, any ``K >= 1``; with
+        ``groups``, ``environment`` indexes the sorted labels)."""
+        if groups is not None:
+            Xs, self.environments_ = split_by_groups(Xs, groups)
+        Xs = check_environments(Xs, _check_int("n_latent", self.n_latent, 1))
+        e = self.environment
+        if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or not 0 <= e < len(Xs):
+            raise ValueError(f"environment must be an integer in [0, {len(Xs) - 1}] (an index of Xs), got {e!r}")
+        super().fit([Xs[int(e)]])
+        self.n_envs_ = len(Xs)
+        return self
+
+
 class PooledDirectLiNGAM(LinearCRLBase):
     """``lingam.DirectLiNGAM`` on the pooled, environment-centred variables it is given (environments ignored).
 
@@ -172,8 +228,11 @@ class PooledDirectLiNGAM(LinearCRLBase):
         self.weight_threshold = weight_threshold
         self.random_state = random_state
 
-    def fit(self, Xs, y=None):
-        """Fit DirectLiNGAM on ``np.vstack`` of the environment-centred ``Xs`` (``n_latent``: ``None`` or ``p``)."""
+    def fit(self, Xs, y=None, groups=None):
+        """Fit DirectLiNGAM on ``np.vstack`` of the environment-centred ``Xs`` (``n_latent``: ``None`` or ``p``;
+        or ``X`` with ``groups``)."""
+        if groups is not None:
+            Xs, self.environments_ = split_by_groups(Xs, groups)
         try:
             import lingam
         except ImportError as e:  # pragma: no cover - depends on the extra

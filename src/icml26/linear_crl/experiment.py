@@ -15,27 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.core import (
-    Experiment,
-    Report,
-    judge_every,
-    judge_non_inferiority,
-    judge_superiority,
-    judge_threshold,
-    register,
-)
+from icml26.core import Experiment, register
 
-from .baselines import LiNGCReLLike, PooledDirectLiNGAM, PooledICA
+from .baselines import CREATORNoIntersection, LiNGCReLLike, PooledDirectLiNGAM, PooledICA, SingleEnvironmentICA
 from .creator import CREATOR
 from .data import make_linear_crl_data
 from .graphs import is_linear_extension, surrounded_sets
-from .metrics import loc_r2, mcc, relabel, shd
-
-REGIMES = {
-    "env": "weak heterogeneity (one noise family per environment)",
-    "node": "LiNGCReL-friendly (one noise family per latent)",
-}
-ARMS = {"creator": "CREATOR", "lingcrel": "LiNGCReL-like", "pooled": "pooled ICA", "lingam": "DirectLiNGAM"}
+from .metrics import loc_r2, mcc, relabel, shd, shd_best
 
 
 @dataclass(frozen=True)
@@ -58,21 +44,16 @@ class Config:
     ica_restarts: int = 1
     max_iter: int = 1000
     lingam: bool = True  # the DirectLiNGAM reference arm (skipped with a note when lingam is not installed)
-    # claims
-    recovery_thresholds: tuple[tuple[int, float], ...] = ((3, 0.9), (5, 0.9), (7, 0.85))
-    pooled_fail_threshold: float = 0.85
-    min_gain: float = 0.15
-    friendly_threshold: float = 0.9
-    ni_margin: float = 0.03
+    # claims (set on the dev seeds 0-19: see TUNING)
+    recovery_mcc: float = 0.9  # recovery means mean MCC >= this; the single-environment precondition: <= this
+    mcc_margin: float = 0.03  # "CREATOR beats X on MCC" means by >= this (lower end of the one-sided interval)
+    disentangle_margin: float = 0.02  # LocR^2 gain of step 3 on the latents it can change
     test: str = "wilcoxon"
     alpha: float = 0.01
 
 
 FULL = Config()
 QUICK = Config(dims=(3, 5), env_factors=(1, 2), test="ttest", alpha=0.05)
-
-INVARIANCE_TOL = 1e-8
-EXACT_TOL = 1e-8
 
 
 def _lingam_available(cfg: Config) -> bool:
@@ -105,10 +86,14 @@ def _evaluate(model, Xs, truth, K: int) -> dict:
     Yh = model.transform(np.vstack(Xs))
     score, match, per = loc_r2(Y, Yh, truth.adjacency, return_matching=True)
     B_est = relabel((model.adjacency_matrix_ != 0).astype(int), match)
+    node_r2 = np.empty(len(match))
+    node_r2[match] = per  # node_r2[i]: the matched R^2 of true latent i
     out = {
         "locr2": score,
         "shd": shd(truth.adjacency, B_est),
+        "shd_best": shd_best(truth.adjacency, model.adjacency_matrix_),
         "mcc": mcc(Y, Yh),
+        "node_locr2": node_r2.tolist(),
         "order_ok": bool(is_linear_extension([int(match[t]) for t in model.causal_order_], truth.adjacency)),
         "n_edges": int(B_est.sum()),
         "adjacency": B_est.tolist(),
@@ -136,9 +121,25 @@ def _fit(est, Xs):
     return est, sum("not identifiable" in str(x.message) for x in w)
 
 
+def _without_intersection(creator: CREATOR, Xs) -> CREATORNoIntersection:
+    """The no-intersection arm on CREATOR's own ICA rows (same fits, ordering and pruning; step 3 skipped)."""
+    m = CREATORNoIntersection(**creator.get_params())
+    with warnings.catch_warnings():  # the same rows as CREATOR's: its identifiability warning is already counted
+        warnings.simplefilter("ignore", UserWarning)
+        return m.fit_unmixing_rows(Xs, creator.unmixing_rows_, creator.ica_)
+
+
 def _cell(cfg: Config, Xs_all, truth, d: int, K: int, regime: str, rs: int, with_lingam: bool) -> dict:
     Xs = Xs_all[:K]
-    out = {"regime": regime, "d": d, "K": K, "true_adjacency": truth.adjacency.tolist()}
+    sur = surrounded_sets(truth.adjacency)
+    out = {
+        "regime": regime,
+        "d": d,
+        "K": K,
+        "true_adjacency": truth.adjacency.tolist(),
+        # the latents whose parents are not all surrounding (sur(i) != pa(i)): the only ones step 3 can change
+        "intersected_nodes": [i for i in range(d) if set(sur[i]) != set(np.flatnonzero(truth.adjacency[i]).tolist())],
+    }
     shared = {
         "rank_tol": cfg.rank_tol,
         "intersect_tol": cfg.intersect_tol,
@@ -149,10 +150,17 @@ def _cell(cfg: Config, Xs_all, truth, d: int, K: int, regime: str, rs: int, with
     creator, out["identifiability_warnings"] = _fit(CREATOR(d, **shared), Xs)
     lingcrel, _ = _fit(LiNGCReLLike(d, **shared), Xs)
     pooled, _ = _fit(PooledICA(d, ica_restarts=cfg.ica_restarts, max_iter=cfg.max_iter, random_state=rs), Xs)
+    no_int = _without_intersection(creator, Xs)
+    env0, _ = _fit(SingleEnvironmentICA(d, ica_restarts=cfg.ica_restarts, max_iter=cfg.max_iter, random_state=rs), Xs)
     out["creator"] = _evaluate(creator, Xs, truth, K)
+    out["no_intersection"] = _evaluate(no_int, Xs, truth, K)
+    out["env0_ica"] = _evaluate(env0, Xs, truth, K)
     out["lingcrel"] = _evaluate(lingcrel, Xs, truth, K)
     out["pooled"] = _evaluate(pooled, Xs, truth, K)
-    out["same_ica_rows"] = bool(np.array_equal(creator.unmixing_rows_, lingcrel.unmixing_rows_))
+    out["same_ica_rows"] = bool(
+        np.array_equal(creator.unmixing_rows_, lingcrel.unmixing_rows_)
+        and np.array_equal(creator.unmixing_rows_, no_int.unmixing_rows_)
+    )
     if with_lingam and K == cfg.claim_factor * d:
         ref = PooledDirectLiNGAM(random_state=rs).fit(truth.latents[:K])
         B = (ref.adjacency_matrix_ != 0).astype(int)
@@ -235,6 +243,7 @@ def _metric_invariance(truth, K: int, rng) -> float:
             abs(1.0 - mcc(Y, Y[:, perm] * scale)),
             shd(truth.adjacency, Bp, perm),
             shd(Bp, truth.adjacency, inv),
+            shd_best(truth.adjacency, Bp),
         )
     )
 
@@ -271,394 +280,72 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
     return {"cells": cells, "checks": checks, "lingam": with_lingam}
 
 
-# -- judge --------------------------------------------------------------------------------------------------------
-def _cell_of(rec: dict, regime: str, d: int, K: int) -> dict:
-    return next(c for c in rec["cells"] if c["regime"] == regime and c["d"] == d and c["K"] == K)
+from .claims import judge  # noqa: E402  (the evidence lives beside the measurement)
 
-
-def _threshold_for(cfg: Config, d: int) -> float:
-    return dict(cfg.recovery_thresholds).get(d, min(t for _, t in cfg.recovery_thresholds))
-
-
-def judge(cfg: Config, records: list[dict], report: Report) -> None:
-    seeds = report.seeds or list(range(len(records)))
-    f = cfg.claim_factor
-    alpha = cfg.alpha
-    arms = ["creator", "lingcrel", "pooled"]
-    budget_note = (
-        f"FastICA (logcosh, unit-variance whitening) with max_iter={cfg.max_iter}, "
-        f"restarts={cfg.ica_restarts}, library defaults, nothing tuned; same random state for all arms"
-    )
-    report.set_tuning(
-        "CREATOR",
-        configs=1,
-        steps=cfg.max_iter,
-        note=f"{budget_note}; rank_tol={cfg.rank_tol}, intersect_tol={cfg.intersect_tol} (spec defaults)",
-    )
-    report.set_tuning(
-        "LiNGCReL-like",
-        configs=1,
-        steps=cfg.max_iter,
-        note=f"{budget_note}; the same ICA fits and thresholds as CREATOR",
-    )
-    report.set_tuning("pooled ICA", configs=1, steps=cfg.max_iter, note=f"{budget_note}; one fit on the pooled data")
-    with_lingam = all(r["lingam"] for r in records)
-    if with_lingam:
-        report.set_tuning(
-            "DirectLiNGAM",
-            configs=1,
-            steps=0,
-            note="lingam.DirectLiNGAM defaults on the pooled TRUE latents (graph-only reference)",
-        )
-
-    # (0) preconditions: pooled ICA fails in the weak-heterogeneity regime (per d)
-    for d in cfg.dims:
-        K = f * d
-        report.add_claim(
-            judge_threshold(
-                f"pooled_ica_fails_d{d}",
-                f"In the weak-heterogeneity regime (d={d}, K={K}, n={cfg.n_samples}) FastICA on the pooled data does "
-                f"not recover the latents: mean LocR^2 <= {cfg.pooled_fail_threshold:g}, so recovery needs the "
-                "environments",
-                ("pooled ICA LocR2", [_cell_of(r, "env", d, K)["pooled"]["locr2"] for r in records]),
-                threshold=cfg.pooled_fail_threshold,
-                sense="<=",
-                kind="precondition",
-            )
-        )
-    if "node" in cfg.regimes:
-        vals = [_cell_of(r, "node", d, f * d)["lingcrel"]["locr2"] for r in records for d in cfg.dims]
-        units = [s for s in seeds for _ in cfg.dims]
-        report.add_claim(
-            judge_threshold(
-                "friendly_baseline_recovers",
-                f"Where LiNGCReL's assumption holds (one noise family per latent, K=2d, d in {list(cfg.dims)}), the "
-                f"LiNGCReL-style baseline recovers the latents: mean LocR^2 >= {cfg.friendly_threshold:g}",
-                ("LiNGCReL-like LocR2 (regime node)", vals),
-                threshold=cfg.friendly_threshold,
-                kind="precondition",
-                units=units,
-            )
-        )
-
-    # (1) claims in the weak-heterogeneity regime
-    for d in cfg.dims:
-        K = f * d
-        pre = [f"pooled_ica_fails_d{d}"]
-        cells = [_cell_of(r, "env", d, K) for r in records]
-        thr = _threshold_for(cfg, d)
-        report.add_claim(
-            judge_threshold(
-                f"weak_recovery_d{d}",
-                f"Weak heterogeneity, d={d}, K={K}, n={cfg.n_samples}: CREATOR's mean LocR^2 >= {thr:g}",
-                (f"CREATOR LocR2 (d={d})", [c["creator"]["locr2"] for c in cells]),
-                threshold=thr,
-                requires=pre,
-            )
-        )
-        report.add_claim(
-            judge_superiority(
-                f"beats_lingcrel_locr2_d{d}",
-                f"Weak heterogeneity, d={d}, K={K}: CREATOR's LocR^2 exceeds the LiNGCReL-style baseline's by >= "
-                f"{cfg.min_gain:g} on average (one-sided paired test over seeds)",
-                (f"CREATOR LocR2 (d={d})", [c["creator"]["locr2"] for c in cells]),
-                {f"LiNGCReL-like LocR2 (d={d})": [c["lingcrel"]["locr2"] for c in cells]},
-                test=cfg.test,
-                alpha=alpha,
-                min_effect=cfg.min_gain,
-                requires=pre,
-            )
-        )
-        report.add_claim(
-            judge_superiority(
-                f"lower_shd_d{d}",
-                f"Weak heterogeneity, d={d}, K={K}: CREATOR's SHD is lower than the LiNGCReL-style baseline's",
-                (f"CREATOR SHD (d={d})", [c["creator"]["shd"] for c in cells]),
-                {f"LiNGCReL-like SHD (d={d})": [c["lingcrel"]["shd"] for c in cells]},
-                higher_is_better=False,
-                test=cfg.test,
-                alpha=alpha,
-                requires=pre,
-            )
-        )
-
-    # (2) claims where the baseline's assumption holds (pooled over d: one value per seed)
-    if "node" in cfg.regimes:
-        cre = [_cell_of(r, "node", d, f * d)["creator"]["locr2"] for r in records for d in cfg.dims]
-        lin = [_cell_of(r, "node", d, f * d)["lingcrel"]["locr2"] for r in records for d in cfg.dims]
-        units = [s for s in seeds for _ in cfg.dims]
-        report.add_claim(
-            judge_threshold(
-                "friendly_recovery",
-                f"One noise family per latent (K=2d, d in {list(cfg.dims)}): CREATOR's mean LocR^2 >= "
-                f"{cfg.friendly_threshold:g}",
-                ("CREATOR LocR2 (regime node)", cre),
-                threshold=cfg.friendly_threshold,
-                units=units,
-            )
-        )
-        report.add_claim(
-            judge_non_inferiority(
-                "friendly_non_inferior",
-                f"One noise family per latent (K=2d): CREATOR's LocR^2 is within {cfg.ni_margin:g} of the "
-                "LiNGCReL-style baseline's (non-inferiority)",
-                ("CREATOR LocR2 (regime node)", cre),
-                {"LiNGCReL-like LocR2 (regime node)": lin},
-                margin=cfg.ni_margin,
-                units=units,
-                requires=["friendly_baseline_recovers"],
-            )
-        )
-
-    # (3) checks: guarantees of our code
-    for d in cfg.dims:
-        ck = [r["checks"][f"oracle_d{d}"] for r in records]
-        report.add_claim(
-            judge_every(
-                f"oracle_exact_d{d}",
-                f"On exact (infinite-sample) ICA rows, d={d}, K={f * d}: CREATOR returns a causal order that is a "
-                "linear extension of the true DAG, SHD = 0, and LocR^2 = 1 to 1e-8",
-                (
-                    "(1 - LocR2) + SHD + order errors",
-                    [c["one_minus_locr2"] + c["shd"] + (not c["order_ok"]) for c in ck],
-                ),
-                bound=EXACT_TOL,
-                kind="check",
-            )
-        )
-    report.add_claim(
-        judge_every(
-            "post_ica_invariance",
-            "CREATOR's graph and LocR^2 do not change when its ICA rows are permuted across and within environments, "
-            "sign-flipped and rescaled, and the observations are changed by an invertible linear map",
-            (
-                "changed adjacency entries + |delta LocR2|",
-                [_cell_of(r, "env", d, f * d)["invariance"] for r in records for d in cfg.dims],
-            ),
-            bound=INVARIANCE_TOL,
-            kind="check",
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "metric_closed_forms",
-            "LocR^2 = 1 on true latents mixed within the ~sur class, permuted and rescaled; MCC = 1 on permuted, "
-            "rescaled latents; SHD of a graph against its relabelled copy = 0",
-            ("largest deviation", [r["checks"][f"metrics_d{d}"] for r in records for d in cfg.dims]),
-            bound=1e-10,
-            kind="check",
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "same_ica_for_both_environment_methods",
-            "CREATOR and the LiNGCReL-style baseline start from identical per-environment ICA rows (budget parity)",
-            ("cells with different ICA rows", [float(not c["same_ica_rows"]) for r in records for c in r["cells"]]),
-            bound=0.0,
-            kind="check",
-        )
-    )
-
-    _tables(cfg, records, report, arms, with_lingam)
-    _figures(cfg, records, report, arms)
-    report.metrics = {
-        "n_seeds": len(records),
-        "creator_locr2_env_K2d": {
-            d: float(np.mean([_cell_of(r, "env", d, f * d)["creator"]["locr2"] for r in records])) for d in cfg.dims
-        },
-        "identifiability_warnings": int(sum(c["identifiability_warnings"] for r in records for c in r["cells"])),
-    }
-    report.add_note(
-        "Data setting: DAGs with fewer than min_edge_ratio * (d - 1) edges are redrawn (min_edge_ratio="
-        f"{cfg.min_edge_ratio:g}). With the spec's edge_prob=0.5 alone, d=3 graphs are often empty or a single "
-        "edge, latents then equal their noises up to scale, pooled ICA recovers them and the precondition was "
-        "borderline (mean pooled LocR^2 0.80 over 20 seeds); edge_prob, weights and noise families are the spec's."
-    )
-    report.add_note(
-        "LocR^2 regresses each estimated component on the true y_{i} and y_{sur(i)} (pooled over environments) "
-        "after the Hungarian matching that maximises the summed R^2; SHD is computed after the same matching. "
-        "The same rule for every arm."
-    )
-    if not with_lingam:
-        report.add_note(
-            "lingam is not installed: the DirectLiNGAM reference arm was skipped (pip install 'icml26[causal]')."
-        )
-
-
-def _ms(xs) -> str:
-    xs = np.asarray(xs, dtype=float)
-    return f"{xs.mean():.3f} ± {xs.std(ddof=1) if xs.size > 1 else 0.0:.3f}"
-
-
-def _tables(cfg: Config, records, report: Report, arms, with_lingam: bool) -> None:
-    rows = []
-    Ks = sorted({c["K"] // c["d"] for c in records[0]["cells"]})
-    for regime in cfg.regimes:
-        for d in cfg.dims:
-            for fk in Ks:
-                cells = [_cell_of(r, regime, d, fk * d) for r in records]
-                row = {"regime": regime, "d": d, "K": fk * d}
-                for a in arms:
-                    row[f"{ARMS[a]} LocR2"] = _ms([c[a]["locr2"] for c in cells])
-                for a in arms:
-                    row[f"{ARMS[a]} SHD"] = _ms([c[a]["shd"] for c in cells])
-                if with_lingam and fk == cfg.claim_factor:
-                    row["DirectLiNGAM (true latents) SHD"] = _ms([c["lingam"]["shd"] for c in cells])
-                row["CREATOR MCC"] = _ms([c["creator"]["mcc"] for c in cells])
-                row["CREATOR - LiNGCReL LocR2"] = _ms([c["creator"]["locr2"] - c["lingcrel"]["locr2"] for c in cells])
-                rows.append(row)
-    report.add_table(
-        "recovery",
-        rows,
-        f"Mean ± sd over {len(records)} seeds, n={cfg.n_samples} per environment, "
-        f"p={cfg.n_obs}. DirectLiNGAM is fed the TRUE latents pooled over environments (a graph-only "
-        "reference; at K=2d).",
-    )
-    diag = []
-    for regime in cfg.regimes:
-        for d in cfg.dims:
-            cells = [_cell_of(r, regime, d, cfg.claim_factor * d) for r in records]
-            for a in ("creator", "lingcrel"):
-                ev = [c[a] for c in cells]
-                par = [x for e in ev for x in e["prune_stat_parents"]]
-                non = [x for e in ev for x in e["prune_stat_others"]]
-                diag.append(
-                    {
-                        "regime": regime,
-                        "d": d,
-                        "arm": ARMS[a],
-                        "pure row groups": float(np.mean([e["group_purity"] for e in ev])),
-                        "order correct": float(np.mean([e["order_ok"] for e in ev])),
-                        "chosen order score": float(np.mean([np.mean(e["order_scores"]) for e in ev])),
-                        "runner-up score": float(np.mean([x for e in ev for x in e["order_runner_up"]] or [np.nan])),
-                        "prune stat, true parents": float(np.mean(par)) if par else float("nan"),
-                        "prune stat, non-parents": float(np.mean(non)) if non else float("nan"),
-                        "ICA convergence warnings": int(sum(e["convergence_warnings"] for e in ev)),
-                    }
-                )
-    report.add_table(
-        "learned_diagnostics",
-        diag,
-        "What the environment methods learned, at K=2d: share of row groups whose ICA rows all belong to one true "
-        "latent (the matching; CREATOR matches geometrically, LiNGCReL-like by noise distributions), share of "
-        "seeds whose recovered order is a linear extension of the true DAG, mean collinearity score "
-        "(1 - sigma_1^2/K) of the chosen node vs the best other candidate (0 = collinear), and the mean pruning "
-        f"statistic for true parents vs other earlier nodes (threshold rank_tol={cfg.rank_tol:g}).",
-    )
-
-
-_COLORS = {"creator": "C0", "lingcrel": "C1", "pooled": "C2"}
-_STYLE = {"creator": ("o", "-"), "lingcrel": ("s", "--"), "pooled": ("^", ":")}
-
-
-def _figures(cfg: Config, records, report: Report, arms) -> None:
-    from matplotlib.figure import Figure
-
-    Ks = sorted({c["K"] // c["d"] for c in records[0]["cells"]})
-    fig = Figure(figsize=(4.2 * len(cfg.dims), 3.6 * len(cfg.regimes)), layout="constrained")
-    axes = fig.subplots(len(cfg.regimes), len(cfg.dims), squeeze=False)
-    for i, regime in enumerate(cfg.regimes):
-        for j, d in enumerate(cfg.dims):
-            ax = axes[i][j]
-            for a in arms:
-                m, s = [], []
-                for fk in Ks:
-                    v = [_cell_of(r, regime, d, fk * d)[a]["locr2"] for r in records]
-                    m.append(np.mean(v))
-                    s.append(np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0)
-                ax.errorbar(
-                    [fk * d for fk in Ks],
-                    m,
-                    yerr=s,
-                    marker=_STYLE[a][0],
-                    ls=_STYLE[a][1],
-                    capsize=3,
-                    color=_COLORS[a],
-                    label=ARMS[a],
-                )
-            ax.axhline(_threshold_for(cfg, d), color="0.6", lw=0.8, ls="--")
-            ax.set_xticks([fk * d for fk in Ks])
-            ax.set_title(f"{regime}: {REGIMES[regime].split(' (')[0]}, d={d}", fontsize=9)
-            ax.set_xlabel("number of environments K")
-            ax.set_ylabel("LocR^2 (mean ± s.e. over seeds)")
-            ax.set_ylim(0.3, 1.02)
-            ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8, loc="lower right")
-    report.add_figure(
-        "locr2_vs_envs", fig, "LocR^2 against the number of environments per method; dashed: the claim's threshold."
-    )
-
-    d = max(x for x in cfg.dims if x <= 5) if any(x <= 5 for x in cfg.dims) else cfg.dims[0]
-    cell = _cell_of(records[0], "env", d, cfg.claim_factor * d)
-    true_B = cell["true_adjacency"]
-    fig = Figure(figsize=(12, 4.0), layout="constrained")
-    axes = fig.subplots(1, 3)
-    panels = [
-        ("true DAG", true_B, None),
-        (f"CREATOR (SHD {cell['creator']['shd']})", cell["creator"]["adjacency"], true_B),
-        (f"LiNGCReL-like (SHD {cell['lingcrel']['shd']})", cell["lingcrel"]["adjacency"], true_B),
-    ]
-    for ax, (title, B, ref) in zip(axes, panels):
-        _draw_graph(ax, np.asarray(B), None if ref is None else np.asarray(ref))
-        ax.set_title(title, fontsize=10)
-    seed0 = report.seeds[0] if report.seeds else 0
-    report.add_figure(
-        "estimated_vs_true_graph",
-        fig,
-        f"Seed {seed0}, weak heterogeneity, d={d}, K={cfg.claim_factor * d}: "
-        "estimated latent graphs relabelled by the LocR^2 matching. Black: correct edge; red: extra or "
-        "reversed; dashed grey: missing.",
-    )
-
-
-def _draw_graph(ax, B: np.ndarray, ref: np.ndarray | None) -> None:
-    d = B.shape[0]
-    ang = np.pi / 2 - 2 * np.pi * np.arange(d) / d
-    pos = np.column_stack([np.cos(ang), np.sin(ang)])
-    edges = [(j, i) for i in range(d) for j in range(d) if B[i, j]]
-    for j, i in edges:
-        ok = ref is None or ref[i, j]
-        ax.annotate(
-            "",
-            xy=pos[i] * 0.85,
-            xytext=pos[j] * 0.85,
-            arrowprops={"arrowstyle": "-|>", "color": "k" if ok else "C3", "lw": 1.4, "shrinkA": 12, "shrinkB": 12},
-        )
-    if ref is not None:
-        for i in range(d):
-            for j in range(d):
-                if ref[i, j] and not B[i, j]:
-                    ax.annotate(
-                        "",
-                        xy=pos[i] * 0.85,
-                        xytext=pos[j] * 0.85,
-                        arrowprops={
-                            "arrowstyle": "-|>",
-                            "color": "0.6",
-                            "lw": 1.0,
-                            "ls": "--",
-                            "shrinkA": 12,
-                            "shrinkB": 12,
-                        },
-                    )
-    for t in range(d):
-        ax.scatter(*pos[t] * 0.85, s=500, color="white", edgecolor="k", zorder=3)
-        ax.text(*pos[t] * 0.85, f"y{t}", ha="center", va="center", zorder=4)
-    ax.set_xlim(-1.2, 1.2)
-    ax.set_ylim(-1.2, 1.2)
-    ax.set_aspect("equal")
-    ax.set_xlabel("latent nodes (true labels)")
-    ax.set_xticks([])
-    ax.set_yticks([])
-
+# Every variant tried while designing this reproduction, with the seeds it saw (Experiment.tuning; report.md shows it).
+# Seeds 0-19 were the reported seeds of the v1/v2 runs (quick: 0-4) and the referee of issue 55 measured on them, so
+# they are the dev seeds now; the presets report fresh seeds 100-119 (quick: 100-104), which no choice below saw.
+_OLD = list(range(20))
+TUNING = (
+    dict(
+        variant="initial design (215f4d0, d1117cc): the spec's data (edge_prob 0.5, weights U(0.5, 1.5), scales "
+        "U(0.5, 2)), spec estimator defaults (rank_tol 0.15, intersect_tol 0.2, one ICA restart), claims on LocR^2 "
+        "at K=2d, precondition pooled-ICA LocR^2 <= 0.85",
+        seeds=_OLD,
+        outcome="d=3 graphs were often empty or a single edge: pooled ICA recovered them and the d=3 precondition "
+        "was borderline (mean pooled LocR^2 0.80 over 20 seeds)",
+    ),
+    dict(
+        variant="fc1217f: DAGs with fewer than d - 1 edges redrawn (min_edge_ratio = 1.0), to make the pooled-ICA "
+        "precondition hold",
+        seeds=_OLD,
+        outcome="v2 reference run (96477d1): claims 9/11, checks 6/6, preconditions 4/4; the 0.15 LocR^2 gap over "
+        "LiNGCReL-like does not hold at d=3 (ceiling), inconclusive at d=5, holds at d=7",
+    ),
+    dict(
+        variant="referee (issue 55): random directions, pooled ICA, single-environment ICA, intersect() returning "
+        "its input, SHD at the best relabelling, friendly_non_inferior's arms",
+        seeds=_OLD,
+        outcome="LocR^2 floor 0.68 / 0.64 / 0.53 (random), single-environment ICA 0.95 / 0.91 / 0.83; no verdict "
+        "moves without the intersection; LiNGCReL-like MCC 0.806 < env-0 ICA 0.814 at d=5; identical outputs in "
+        "54/60 node-regime cells",
+    ),
+    dict(
+        variant="issue 55, dev run: arms CREATOR, CREATOR without intersection (same ICA rows), LiNGCReL-like, "
+        "pooled ICA, env-0 ICA (FastICA on environment 0, applied to all), MCC and SHD at the best relabelling",
+        seeds=_OLD,
+        outcome="MCC (d=3/5/7) CREATOR 0.953/0.956/0.944, no intersection 0.954/0.956/0.956, LiNGCReL-like "
+        "0.870/0.797/0.739, env-0 ICA 0.849/0.823/0.777, pooled 0.714/0.657/0.607; LocR^2 gain of the intersection "
+        "over all latents 0.002/0.014/0.016 (99% lower ends -0.001/-0.004/0.001): MCC does not see step 3",
+    ),
+    dict(
+        variant="issue 55: thresholds chosen on that run: recovery_mcc 0.9 (recovery and the single-environment "
+        "precondition), mcc_margin 0.03 (CREATOR-LiNGCReL 99% lower ends 0.040/0.117/0.160, CREATOR-env-0 "
+        "0.070/0.098/0.129), disentanglement judged on the latents step 3 can change (sur(i) != pa(i)), "
+        "disentangle_margin 0.02 (gain 0.069, lower end 0.046, 20 seeds)",
+        seeds=_OLD,
+        outcome="on the dev seeds: claims 14/14 hold, controls reject 18/18, checks 7/7 pass, preconditions 4/4 "
+        "hold; the design the reported seeds 100-119 run (only the sklearn surface changed after this entry)",
+    ),
+    dict(
+        variant="issue 55, the heterogeneity diagnostic (a warning only, no verdict uses it): CREATOR's order_tol "
+        "= 0.2 on the first step's collinearity score, read off the dev run's order scores and four Gaussian-noise "
+        "probes (d=5, K=10, data seeds 0-3)",
+        seeds=list(range(20)),
+        outcome="non-Gaussian data score at most 0.18 at any step (d=7), Gaussian noise 0.30-0.38 at the first "
+        "step; the reported run's numbers do not depend on it",
+    ),
+)
 
 EXPERIMENT = register(
     Experiment(
         slug="linear_crl",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 5, "full": 20},
+        seeds={"quick": tuple(range(100, 105)), "full": tuple(range(100, 120))},
         measure=measure,
         judge=judge,
         threads=1,
+        dev_seeds=tuple(_OLD),
+        tuning=TUNING,
     )
 )

@@ -15,7 +15,7 @@ from scipy.optimize import linear_sum_assignment
 
 from .graphs import check_adjacency, surrounded_sets
 
-__all__ = ["loc_r2", "loc_r2_matrix", "mcc", "shd", "relabel"]
+__all__ = ["loc_r2", "loc_r2_matrix", "mcc", "shd", "shd_best", "relabel"]
 
 
 def _pair(y_true, y_est) -> tuple[np.ndarray, np.ndarray]:
@@ -124,3 +124,22 @@ def shd(B_true, B_est, matching: Sequence[int] | None = None) -> int:
     iu = np.triu_indices(bt.shape[0], k=1)
     differ = (bt[iu] != be[iu]) | (bt.T[iu] != be.T[iu])
     return int(differ.sum())
+
+
+def shd_best(B_true, B_est) -> int:
+    """SHD at the best relabelling: ``min over permutations m of shd(B_true, B_est, m)`` (graph recovery judged
+    apart from how the latents are matched; exhaustive, so meant for ``d <= 8``)."""
+    import itertools
+
+    bt = check_adjacency(B_true, "B_true")
+    d = bt.shape[0]
+    if d > 8:
+        raise ValueError(f"shd_best enumerates permutations: B_true must have d <= 8 nodes, got d={d}")
+    be = (np.abs(np.asarray(B_est, dtype=float)) > 0).astype(int)
+    if be.shape != bt.shape:
+        raise ValueError(f"B_est must have shape {bt.shape}, got {be.shape}")
+    inv = np.array(list(itertools.permutations(range(d))), dtype=int).reshape(-1, d)  # relabel(be, m) = be[inv, inv]
+    P = be[inv[:, :, None], inv[:, None, :]]
+    iu = np.triu_indices(d, k=1)
+    differ = (bt[iu] != P[:, iu[0], iu[1]]) | (bt.T[iu] != P[:, iu[1], iu[0]])
+    return int(differ.sum(axis=1).min())
