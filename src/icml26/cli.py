@@ -341,7 +341,11 @@ def verify(
         moved += [{"paper": slug, **d} for d in diffs]
         err.print(f"  {'reproduces' if not diffs else f'{len(diffs)} difference(s)'} ({run_dir})", highlight=False)
         for e in knife_edges(
-            load_result(run_dir), rtol=rtol, timing_statements=get(slug).timing_statements, timing_rtol=timing_rtol
+            load_result(run_dir),
+            rtol=rtol,
+            timing_statements=get(slug).timing_statements,
+            timing_rtol=timing_rtol,
+            check_rtol=check_rtol,
         ):
             err.print(
                 f"  KNIFE EDGE [{e['kind']}] {e['id']} ({e['verdict']}): {e['statistic']} {e['value']:.4g} vs bound "

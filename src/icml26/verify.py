@@ -128,17 +128,21 @@ def knife_edges(
     timing_statements: tuple[str, ...] | list[str] = (),
     timing_rtol: float = 0.5,
     atol: float = 1e-12,
+    check_rtol: float = 1e-6,
 ) -> list[dict]:
     """Statements of ``result`` whose decisive number lies within the verify tolerance of its bound
-    (``|value - bound| <= atol + tol * |value|``), each as ``{"id", "kind", "verdict", "statistic", "value", "bound",
+    (``|value - bound| <= atol + tol * |value|``; a check with ``check_rtol``, and a check that meets its bound
+    exactly, by construction, is not listed), each as ``{"id", "kind", "verdict", "statistic", "value", "bound",
     "tolerance"}``."""
     out = []
     for c in result["claims"]:
         m = (c.get("test") or {}).get("decisive") or {}
         if not isinstance(m.get("value"), (int, float)):
             continue
-        tol = timing_rtol if c["id"] in timing_statements else rtol
-        if abs(m["value"] - m["bound"]) <= atol + tol * abs(m["value"]):
+        check = c.get("kind") == "check"
+        tol = timing_rtol if c["id"] in timing_statements else check_rtol if check else rtol
+        gap = abs(m["value"] - m["bound"])
+        if gap <= atol + tol * abs(m["value"]) and not (check and gap == 0):
             out.append(
                 {
                     "id": c["id"],

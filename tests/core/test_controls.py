@@ -161,6 +161,19 @@ def test_a_verdict_within_verify_tolerance_is_flagged_knife_edge():
     assert [e["id"] for e in knife_edges(result, timing_statements=["slow"])] == ["near", "slow"]
 
 
+def test_a_check_is_a_knife_edge_only_within_round_off_and_not_when_it_meets_its_bound_exactly():
+    rep = Report()
+    kw = dict(threshold=0.0, sense="<=", kind="check", mc_se=0.0)
+    rep.add_claim(judge_threshold("tie", "s", ("m", [0.0, 0.0, 0.0]), **kw))  # a bound met with equality by construction
+    rep.add_claim(judge_threshold("roundoff", "s", ("m", [-1e-13, -1e-13, -1e-13]), **kw))
+    rep.add_claim(judge_threshold("clear", "s", ("m", [-0.05, -0.05, -0.05]), **kw))  # within 0.1 of a claim's bound
+    rep.resolve()
+    by = rep.by_id()
+    assert [i for i in ("tie", "roundoff", "clear") if by[i].test.get("knife_edge")] == ["roundoff"]
+    result = {"claims": [c.to_dict() for c in rep.claims]}
+    assert [e["id"] for e in knife_edges(result)] == ["roundoff"]
+
+
 def test_dev_seeds_overlapping_reported_seeds_are_refused_before_any_work(tmp_path, toy_experiment, calls):
     with pytest.raises(ValueError, match=r"quick seeds \[0, 1\] are also dev seeds"):
         replace(toy_experiment, dev_seeds=(0, 1))

@@ -28,14 +28,14 @@ from typing import Any
 import numpy as np
 
 __all__ = ["HOLDS", "DOES_NOT_HOLD", "INCONCLUSIVE", "VERDICTS", "KINDS", "Claim", "Table", "Figure", "Report",
-           "counts", "summary_line", "VERIFY_RTOL", "TIMING_RTOL"]
+           "counts", "summary_line", "VERIFY_RTOL", "TIMING_RTOL", "CHECK_RTOL"]
 
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE)
 KINDS = ("claim", "check", "precondition", "control")
-VERIFY_RTOL, TIMING_RTOL = 0.1, 0.5  # ``icml26 verify``'s default relative tolerances (numbers; wall-clock statements)
+VERIFY_RTOL, TIMING_RTOL, CHECK_RTOL = 0.1, 0.5, 1e-6  # ``icml26 verify``'s default rtols (numbers; wall clock; checks)
 
 
 @dataclass(frozen=True)
@@ -171,8 +171,7 @@ class Report:
         """Apply ``requires`` (a failed precondition makes its claims *inconclusive*) and ``controls`` (a claim that
         holds while a control arm passes its rule too is *inconclusive*; "does not hold" stands), check that each
         control applies its claim's rule to as many units, and flag knife edges: ``|value - bound| <= rtol * |value|``
-        for ``test["decisive"]``, with verify's tolerance (:data:`TIMING_RTOL` for ``timing`` ids, else
-        :data:`VERIFY_RTOL`)."""
+        for ``test["decisive"]``, rtol verify's (:data:`TIMING_RTOL`: ``timing`` ids, :data:`CHECK_RTOL`, else 0.1)."""
         by, out, served = self.by_id(), [], set()
         for c in self.claims:
             if missing := [r for r in c.requires if getattr(by.get(r), "kind", "") != "precondition"]:
@@ -190,9 +189,10 @@ class Report:
             if c.measured_verdict is None and (failed or (passing and c.verdict == HOLDS)):
                 why = f"setting invalid: {', '.join(failed)}" if failed else f"control passes: {', '.join(passing)}"
                 c = replace(c, verdict=INCONCLUSIVE, measured_verdict=c.verdict, reason=why)
-            if (m := c.test.get("decisive")) and m.get("value") is not None:
-                tol = TIMING_RTOL if c.id in set(timing) else VERIFY_RTOL
-                edge = bool(abs(m["value"] - m["bound"]) <= 1e-12 + tol * abs(m["value"]))
+            if (m := c.test.get("decisive")) and m.get("value") is not None:  # a check: round-off, and an exact tie
+                tol = TIMING_RTOL if c.id in set(timing) else CHECK_RTOL if c.kind == "check" else VERIFY_RTOL
+                gap = abs(m["value"] - m["bound"])  # (a bound met with equality by construction) is no edge
+                edge = bool(gap <= 1e-12 + tol * abs(m["value"]) and not (c.kind == "check" and gap == 0))
                 c = replace(c, test={**c.test, "knife_edge": edge, "knife_rtol": tol})
             out.append(c)
         if idle := [c.id for c in self.claims if c.kind == "control" and c.id not in served]:
