@@ -164,7 +164,7 @@ def test_a_verdict_within_verify_tolerance_is_flagged_knife_edge():
 def test_a_check_is_a_knife_edge_only_within_round_off_and_not_when_it_meets_its_bound_exactly():
     rep = Report()
     kw = dict(threshold=0.0, sense="<=", kind="check", mc_se=0.0)
-    rep.add_claim(judge_threshold("tie", "s", ("m", [0.0, 0.0, 0.0]), **kw))  # a bound met with equality by construction
+    rep.add_claim(judge_threshold("tie", "s", ("m", [0.0, 0.0, 0.0]), **kw))  # meets its bound by construction
     rep.add_claim(judge_threshold("roundoff", "s", ("m", [-1e-13, -1e-13, -1e-13]), **kw))
     rep.add_claim(judge_threshold("clear", "s", ("m", [-0.05, -0.05, -0.05]), **kw))  # within 0.1 of a claim's bound
     rep.resolve()
