@@ -308,7 +308,8 @@ TUNING = (
         "slope test would pass it)",
     ),
     dict(
-        variant="v2 first dev run (full preset, --dev): grids of 3, OPO eta_scale in (3, 10, 30) at gamma=1, eps-greedy "
+        variant="v2 first dev run (full preset, --dev): grids of 3, OPO eta_scale in (3, 10, 30) at gamma=1, "
+        "eps-greedy "
         "(0.3, 1, 3), optimistic greedy gamma (0.3, 1, 3); claims opo_beats_baselines, optimism_pays (ratio <= 0.5), "
         "opo_sublinear (window ratio <= 0.8, set from the pilot)",
         seeds=_OLD,
