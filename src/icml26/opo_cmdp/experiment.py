@@ -330,6 +330,14 @@ TUNING = (
         "interval [0.01, 3.20]); opo_sublinear holds (0.17, interval to 0.63); every control rejects (linear floor "
         "0.99, no bonus 1.00). Nothing changed after this run; reported seeds 100-104 unseen until the reference run",
     ),
+    dict(
+        variant="lapse: two quick-preset smoke runs (pipeline checks, after each code change of the first dev run) on "
+        "the quick preset's reported seeds",
+        seeds=[100, 101, 102],
+        outcome="quick verdicts seen (opo_beats_baselines does not hold, opo_sublinear inconclusive at T=600); nothing "
+        "was tuned on them, the full preset's seeds 103-104 and its T=4000 numbers were not seen before the reference "
+        "run",
+    ),
 )
 
 EXPERIMENT = register(
