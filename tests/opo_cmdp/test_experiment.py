@@ -12,6 +12,7 @@ KINDS = {
     "nobonus_linear": "precondition",
     "opo_beats_baselines": "claim",
     "optimism_pays": "claim",
+    "opo_competitive": "claim",
     "opo_sublinear": "claim",
     "cmab_equivalence": "check",
     "optimal_regret_zero": "check",
