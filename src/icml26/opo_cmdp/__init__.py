@@ -25,15 +25,18 @@ Example::
     log.cum_regret[-1]
 """
 
-from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, OptimalPolicy, UniformPolicy
+from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, LinearFloor, OptimalPolicy, OptimisticGreedy, UniformPolicy
 from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
 from .env import ContextualLayeredMDP, make_classes
+from .lock import ContextualCombinationLock, make_lock_classes
 from .opo import OPOCMAB, OPOCMDP, OracleAgent, RegretLog, run
 from .tabular import evaluate_policy, occupancy, optimal_policy
 
 __all__ = [
     "ContextualLayeredMDP",
     "make_classes",
+    "ContextualCombinationLock",
+    "make_lock_classes",
     "FiniteFunctionClass",
     "FiniteDynamicsClass",
     "least_squares_oracle",
@@ -48,6 +51,8 @@ __all__ = [
     "optimal_policy",
     "GreedyPlugIn",
     "EpsilonGreedyPlugIn",
+    "OptimisticGreedy",
+    "LinearFloor",
     "UniformPolicy",
     "OptimalPolicy",
 ]

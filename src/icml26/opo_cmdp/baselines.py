@@ -9,10 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass
-from .opo import OracleAgent
-from .tabular import optimal_policy
+from .opo import OPOCMDP, OracleAgent
+from .tabular import occupancy, optimal_policy
 
-__all__ = ["GreedyPlugIn", "EpsilonGreedyPlugIn", "UniformPolicy", "OptimalPolicy"]
+__all__ = [
+    "GreedyPlugIn",
+    "EpsilonGreedyPlugIn",
+    "OptimisticGreedy",
+    "LinearFloor",
+    "UniformPolicy",
+    "OptimalPolicy",
+]
 
 
 class GreedyPlugIn(OracleAgent):
@@ -79,3 +86,58 @@ class OptimalPolicy(UniformPolicy):
     def policy(self, context) -> np.ndarray:
         f, p = self.env.true_model(np.asarray(context, dtype=float)[None])
         return optimal_policy(f, p)[0][0]
+
+
+class OptimisticGreedy(OPOCMDP):
+    """Optimistic greedy (the spec's E-UC^3RL-style baseline): OPO-CMDP's counterfactual bonus, but the policy of
+    episode ``j`` is the ``argmin`` (dynamic programming) of the optimistic model ``(max(0, f_hat - b_j), P_hat)``
+    instead of a mirror-descent step; ``n_{j+1} = n_j + q_j`` with ``q_j`` the occupancy of that deterministic policy
+    under ``P_hat`` (counterfactually, for every tracked context).  ``gamma`` scales the bonus (tuned like OPO's
+    step); ``eta`` is unused."""
+
+    def __init__(self, F, P, n_layers: int, n_states: int, n_actions: int, gamma: float = 1.0, **kw) -> None:
+        super().__init__(F, P, n_layers, n_states, n_actions, eta=1.0, gamma=gamma, **kw)
+
+    def _plan(self, rows: np.ndarray, j: int, n: np.ndarray, kf: int, kp: int) -> tuple[np.ndarray, np.ndarray]:
+        f, p = self._models(rows, kf, kp)
+        beta = self.gamma * np.sqrt(j / (self.S * self.A))
+        b = np.minimum(1.0, (beta / 2.0) / (1.0 + n))
+        return optimal_policy(np.maximum(0.0, f - b), p)[0], b
+
+    def _step(self, logpi, n, rows, j, kf, kp):
+        f, p = self._models(rows, kf, kp)
+        pi, b = self._plan(rows, j, n, kf, kp)
+        q = occupancy(pi, p, self.s0)
+        with np.errstate(divide="ignore"):
+            logpi = np.log(pi)
+        return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
+
+    def policy(self, context) -> np.ndarray:
+        row = self.track(self._context(context))[0]
+        rows = np.array([row])
+        return self._plan(rows, self.t + 1, self._n[rows], self.kf, self.kp)[0][0]
+
+
+class LinearFloor:
+    """A learner whose regret is linear by construction: it plays ``(1 - floor) pi + floor / |A|`` where ``pi`` is
+    the wrapped learner's policy, so every episode keeps a fixed share of uniform play (the control arm for the
+    sublinearity claim: the method with its vanishing exploration replaced by a constant floor)."""
+
+    def __init__(self, agent, floor: float = 0.05) -> None:
+        if not 0.0 < floor <= 1.0:
+            raise ValueError(f"floor must lie in (0, 1], got {floor!r}")
+        self.agent, self.floor = agent, float(floor)
+
+    @property
+    def oracle_calls(self) -> int:
+        return int(getattr(self.agent, "oracle_calls", 0))
+
+    def track(self, contexts):
+        return self.agent.track(contexts) if hasattr(self.agent, "track") else None
+
+    def policy(self, context) -> np.ndarray:
+        pi = np.asarray(self.agent.policy(context), dtype=float)
+        return (1.0 - self.floor) * pi + self.floor / pi.shape[-1]
+
+    def observe(self, context, trajectory) -> None:
+        self.agent.observe(context, trajectory)

@@ -1,12 +1,19 @@
-"""Reproduction: OPO-CMDP vs greedy / epsilon-greedy plug-in, uniform and optimal policies on a contextual
-layered MDP built to mislead greedy learners.
+"""Reproduction, the measurement: OPO-CMDP on a contextual combination lock, a setting that needs optimism.
 
-Per seed: one environment (context pool, true losses and dynamics) and one pair of finite classes (decoys
-first, truth last; every decoy overstates the truly optimal first action, see :func:`make_classes`).  Every
-learner sees the same environment, classes, oracles and epoch schedule.  Regret is exact (DP on the true model).
-Tuning: OPO-CMDP's step scale and epsilon-greedy's epsilon scale each get a grid of the same size, chosen on a
-separate tuning stream (same environment, other trajectory seed, ``tune_T`` episodes); the chosen value is then
-run on the evaluation stream.
+Per seed: one lock (context pool, context-dependent keys) and one pair of finite classes (decoys first, truth last;
+every loss decoy says the prize at the end of the lock is not there, see
+:func:`~icml26.opo_cmdp.lock.make_lock_classes`).  Every learner sees the same lock, classes, oracles and epoch
+schedule; regret is exact (DP on the true model).  Arms:
+
+* the method: OPO-CMDP, its ``(eta_scale, gamma)`` chosen per seed from ``opo_grid`` on a separate tuning stream
+  (same lock, another trajectory seed, ``tune_T`` episodes);
+* tuned baselines: epsilon-greedy plug-in (``eps_scales``) and optimistic greedy (OPO's bonus + a DP argmin,
+  ``og_gammas``), each tuned the same way with a grid of the same size; greedy plug-in, uniform and optimal for scale;
+* control arms (OPO's chosen step, the same everything else): no bonus (``gamma = 0``), the bonus's sign flipped
+  (pessimism), and the linear floor (OPO's policy mixed with ``floor`` uniform play in every episode);
+* the spec's ``|S||A|`` sweep: OPO-CMDP's regret at ``sweep_T`` on locks of sizes ``sweep_sizes`` (reported only).
+
+The evidence (claims, controls, checks, tables, figures) is in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -15,90 +22,144 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.core import Experiment, Report, judge_every, judge_k_of_n, judge_threshold, register
+from icml26.core import Experiment, register
 
-from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, OptimalPolicy, UniformPolicy
+from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, LinearFloor, OptimalPolicy, OptimisticGreedy, UniformPolicy
+from .claims import ARMS, judge
 from .classes import least_squares_oracle
 from .env import ContextualLayeredMDP, make_classes
+from .lock import ContextualCombinationLock, make_lock_classes
 from .opo import OPOCMAB, OPOCMDP, run
 
-ARMS = {
-    "opo": "OPO-CMDP",
-    "greedy": "greedy plug-in",
-    "eps": "epsilon-greedy plug-in",
-    "uniform": "uniform",
-    "optimal": "optimal",
-    "opo_nobonus": "OPO-CMDP without bonus (gamma=0; ablation)",
-}
+__all__ = ["Config", "FULL", "QUICK", "ARMS", "measure", "slope", "window_ratio", "TUNING", "EXPERIMENT"]
 
 
 @dataclass(frozen=True)
 class Config:
-    """Environment, classes, horizon, tuning grids and the claims' thresholds."""
+    """Lock, classes, horizon, tuning grids and the claims' thresholds (fixed on the dev seeds: see ``TUNING``)."""
 
-    n_layers: int = 3
+    n_layers: int = 6
     n_states: int = 3
-    n_actions: int = 3
+    n_actions: int = 4
     context_dim: int = 4
     context_pool: int = 100
-    loss_scale: float = 1.0
-    loss_offset: float = -2.0  # small per-step losses: a predicted loss of 1 deters greedy (see docs)
-    n_decoys: int = 31
-    mislead: str = "all"
+    n_decoys: int = 15
     T: int = 4000
-    tune_T: int = 2000
-    eta_scales: tuple[float, ...] = (1.0, 3.0, 10.0)
-    eps_scales: tuple[float, ...] = (0.1, 0.3, 1.0)
-    gamma: float = 1.0
-    slope_from: float = 0.25  # slope of log R_t vs log t fitted on t in [slope_from * T, T] (spec: T/8; see docs)
-    slope_threshold: float = 0.9
+    tune_T: int = 1000
+    # OPO-CMDP's grid of (eta_scale, gamma) pairs
+    opo_grid: tuple[tuple[float, float], ...] = ((10.0, 0.3), (30.0, 0.3), (10.0, 1.0), (30.0, 1.0))
+    eps_scales: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0)
+    og_gammas: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0)
+    floor: float = 0.05  # the linear-floor control's share of uniform play
+    slope_from: float = 0.25  # slopes of log R_t vs log t are fitted on t in [slope_from * T, T]
+    slope_threshold: float = 0.9  # precondition: the no-bonus arm's slope is >= this (linear regret)
+    ratio_threshold: float = 0.8  # sublinearity: mean regret per episode on [T/2, T] over that on [T/4, T/2)
+    optimism_ratio: float = 0.5  # optimism pays: R_T(arm) / R_T(no bonus) is <= this
+    competitive_ratio: float = 2.0  # competitive: R_T(arm) / R_T(tuned optimistic greedy) is <= this
     k_wins: int = 4
+    sweep_sizes: tuple[tuple[int, int], ...] = ((2, 2), (3, 3), (4, 4))
+    sweep_T: int = 1000
     cmab_rounds: int = 80
     n_checkpoints: int = 40
 
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "n_states", "n_actions", "context_dim", "context_pool", "n_decoys", "T", "tune_T"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.T < 8:
+            raise ValueError(f"T must be >= 8 (the doubling windows need T/4 >= 2), got {self.T}")
+        for name in ("eps_scales", "og_gammas"):
+            g = getattr(self, name)
+            if not g or not all(isinstance(x, (int, float)) and x > 0 for x in g):
+                raise ValueError(f"{name} must be a non-empty tuple of positive numbers, got {g!r}")
+        if not self.opo_grid or not all(
+            isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, (int, float)) and x > 0 for x in p)
+            for p in self.opo_grid
+        ):
+            raise ValueError(
+                f"opo_grid must be a non-empty tuple of (eta_scale, gamma) pairs > 0, got {self.opo_grid!r}"
+            )
+        if not 0.0 < self.floor <= 1.0:
+            raise ValueError(f"floor must lie in (0, 1], got {self.floor!r}")
+        if not 0.0 < self.slope_from < 1.0:
+            raise ValueError(f"slope_from must lie in (0, 1), got {self.slope_from!r}")
 
-# full: grids of 4 (in a trial seed eta_scale=10 was chosen at the edge of {1, 3, 10}); quick: grids of 3
-FULL = Config(eta_scales=(1.0, 3.0, 10.0, 30.0), eps_scales=(0.03, 0.1, 0.3, 1.0))
-QUICK = Config(context_pool=50, n_decoys=15, T=1000, tune_T=500, cmab_rounds=40)
+
+FULL = Config()
+QUICK = Config(
+    n_layers=4,
+    n_actions=3,
+    context_pool=30,
+    n_decoys=7,
+    T=600,
+    tune_T=200,
+    opo_grid=((10.0, 0.3), (30.0, 1.0)),
+    eps_scales=(0.3, 1.0),
+    og_gammas=(0.3, 1.0),
+    sweep_sizes=((2, 2), (3, 3)),
+    sweep_T=200,
+    cmab_rounds=30,
+    n_checkpoints=20,
+)
 
 
 def _checkpoints(T: int, n: int) -> np.ndarray:
     return np.unique(np.geomspace(1, T, n).astype(int))
 
 
-def _slope(cum: np.ndarray, start: float) -> float:
+def slope(cum: np.ndarray, start: float) -> float:
+    """Least-squares slope of ``log R_t`` on ``log t`` over ``t`` in ``[start * T, T]`` (20 log-spaced points)."""
     T = len(cum)
     ts = np.unique(np.geomspace(max(1, int(start * T)), T, 20).astype(int))
     y = np.log(np.maximum(cum[ts - 1], 1e-12))
     return float(np.polyfit(np.log(ts), y, 1)[0])
 
 
-def _make(cfg: Config, seed: int):
-    env = ContextualLayeredMDP(
-        cfg.n_layers,
-        cfg.n_states,
-        cfg.n_actions,
-        cfg.context_dim,
-        cfg.context_pool,
-        loss_scale=cfg.loss_scale,
-        loss_offset=cfg.loss_offset,
-        seed=seed,
+ZERO_GAP = 1e-9  # a mean regret per episode below this is numerically zero (a converged softmax policy)
+
+
+def window_ratio(gaps: np.ndarray) -> float:
+    """Mean regret per episode over the last doubling window ``[T/2, T]`` divided by that over ``[T/4, T/2)``:
+    about ``2^(p-1)`` for regret growing like ``T^p`` (0.71 for ``sqrt T``), 1 for linear regret."""
+    T = len(gaps)
+    late, early = float(np.mean(gaps[T // 2 :])), float(np.mean(gaps[T // 4 : T // 2]))
+    return late / max(early, ZERO_GAP)
+
+
+def _make(cfg: Config, seed: int, S: int | None = None, A: int | None = None):
+    env = ContextualCombinationLock(
+        cfg.n_layers, S or cfg.n_states, A or cfg.n_actions, cfg.context_dim, cfg.context_pool, seed=seed
     )
-    F, P, info = make_classes(env, n_decoys=cfg.n_decoys, seed=seed, mislead=cfg.mislead)
+    F, P, info = make_lock_classes(env, n_decoys=cfg.n_decoys, seed=seed)
     return env, F, P, info
 
 
-def _agent(cfg: Config, name: str, F, P, env, T: int, scale: float | None = None):
-    dims = (cfg.n_layers, cfg.n_states, cfg.n_actions)
-    if name in ("opo", "opo_nobonus"):
-        return OPOCMDP(F, P, *dims, T=T, eta_scale=scale, gamma=cfg.gamma if name == "opo" else 0.0)
-    if name == "greedy":
-        return GreedyPlugIn(F, P, *dims)
+def _agent(cfg: Config, name: str, F, P, env, T: int, scale=None, opo: tuple[float, float] | None = None):
+    """Arm ``name``; ``scale``: the tuned arm's hyperparameter (OPO: ``(eta_scale, gamma)``); ``opo``: OPO-CMDP's
+    chosen ``(eta_scale, gamma)``, which the control arms reuse."""
+    dims = (env.n_layers, env.n_states, env.n_actions)
+    if name == "opo":
+        return OPOCMDP(F, P, *dims, T=T, eta_scale=scale[0], gamma=scale[1])
+    if name in ("opo_nobonus", "opo_flipped", "opo_floor") and opo is None:
+        raise ValueError(f"the control arm {name!r} needs opo=(eta_scale, gamma), OPO-CMDP's chosen setting")
+    if name == "opo_nobonus":
+        return OPOCMDP(F, P, *dims, T=T, eta_scale=opo[0], gamma=0.0)
+    if name == "opo_flipped":
+        return OPOCMDP(F, P, *dims, T=T, eta_scale=opo[0], gamma=opo[1], bonus_sign=-1.0)
+    if name == "opo_floor":
+        return LinearFloor(OPOCMDP(F, P, *dims, T=T, eta_scale=opo[0], gamma=opo[1]), floor=cfg.floor)
+    if name == "opt_greedy":
+        return OptimisticGreedy(F, P, *dims, gamma=scale)
     if name == "eps":
         return EpsilonGreedyPlugIn(F, P, *dims, eps_scale=scale)
+    if name == "greedy":
+        return GreedyPlugIn(F, P, *dims)
     if name == "uniform":
         return UniformPolicy(*dims)
-    return OptimalPolicy(env)
+    if name == "optimal":
+        return OptimalPolicy(env)
+    raise ValueError(f"unknown arm {name!r}; expected one of {list(ARMS)}")
 
 
 def _cmab_reference(F, contexts, actions, losses, eta: float, gamma: float, A: int, c: np.ndarray) -> np.ndarray:
@@ -121,9 +182,11 @@ def _cmab_reference(F, contexts, actions, losses, eta: float, gamma: float, A: i
 
 
 def _cmab_check(cfg: Config, seed: int) -> float:
-    env = ContextualLayeredMDP(1, 1, cfg.n_actions, cfg.context_dim, 10, loss_offset=cfg.loss_offset, seed=seed)
+    """Largest difference between OPO-CMAB (the ``H = |S| = 1`` case of the OPO-CMDP code) and the bandit rule
+    written out directly, plus 1 if the last oracle pick differs from :func:`least_squares_oracle` on the same data."""
+    env = ContextualLayeredMDP(1, 1, cfg.n_actions, cfg.context_dim, 10, loss_offset=-2.0, seed=seed)
     F, _, _ = make_classes(env, n_decoys=7, seed=seed, mislead="first")
-    agent = OPOCMAB(F, cfg.n_actions, eta=0.1, gamma=cfg.gamma)
+    agent = OPOCMAB(F, cfg.n_actions, eta=0.1, gamma=1.0)
     rng = np.random.default_rng([seed, 5])
     fstar = env.true_model(env.contexts)[0][:, 0, 0]
     ctx, acts, losses, worst = [], [], [], 0.0
@@ -137,7 +200,7 @@ def _cmab_check(cfg: Config, seed: int) -> float:
             np.array(acts, dtype=int),
             np.array(losses),
             0.1,
-            cfg.gamma,
+            1.0,
             cfg.n_actions,
             c,
         )
@@ -148,7 +211,6 @@ def _cmab_check(cfg: Config, seed: int) -> float:
         ctx.append(c)
         acts.append(a)
         losses.append(loss)
-    # the oracle the agent used last equals least_squares_oracle on the same rounds
     data = {
         "context": np.array(ctx[:-1]),
         "h": np.zeros(len(acts) - 1, int),
@@ -160,221 +222,133 @@ def _cmab_check(cfg: Config, seed: int) -> float:
     return worst
 
 
+TUNED = {"opo": "opo_grid", "eps": "eps_scales", "opt_greedy": "og_gammas"}
+
+
 def measure(cfg: Config, seed: int, progress=None) -> dict:
-    """One seed: tune OPO-CMDP and epsilon-greedy on a tuning stream, then run every arm on the evaluation
-    stream; exact regret curves, slopes, diagnostics and the two checks."""
+    """One seed: tune OPO-CMDP, epsilon-greedy and optimistic greedy on a tuning stream, then run every arm on the
+    evaluation stream (exact regret curves, slopes, window ratios, diagnostics), the |S||A| sweep and the checks."""
     env, F, P, info = _make(cfg, seed)
     cps = _checkpoints(cfg.T, cfg.n_checkpoints)
-    out: dict = {"checkpoints": cps.tolist(), "arms": {}, "tuning": {}}
+    out: dict = {"seed": seed, "checkpoints": cps.tolist(), "arms": {}, "tuning": {}}
     tune_seed = seed + 100_000
-    for name, grid in (("opo", cfg.eta_scales), ("eps", cfg.eps_scales)):
+    for name, field in TUNED.items():
+        grid = getattr(cfg, field)
         scores = [
             float(run(env, _agent(cfg, name, F, P, env, cfg.tune_T, s), cfg.tune_T, tune_seed).cum_regret[-1])
             for s in grid
         ]
         out["tuning"][name] = {"grid": list(grid), "tune_regret": scores, "chosen": grid[int(np.argmin(scores))]}
+    chosen = tuple(out["tuning"]["opo"]["chosen"])
     for name in ARMS:
-        tuned = "opo" if name == "opo_nobonus" else name  # the ablation reuses OPO-CMDP's chosen step
-        scale = out["tuning"][tuned]["chosen"] if tuned in out["tuning"] else None
-        agent = _agent(cfg, name, F, P, env, cfg.T, scale)
+        scale = out["tuning"][name]["chosen"] if name in TUNED else None
+        agent = _agent(cfg, name, F, P, env, cfg.T, scale, opo=chosen)
         log = run(env, agent, cfg.T, seed)
-        cum = log.cum_regret
+        cum, gaps = log.cum_regret, log.per_episode_gap
         rec = {
             "final": float(cum[-1]),
             "curve": cum[cps - 1].tolist(),
             "oracle_calls": log.oracle_calls,
-            "slope": _slope(cum, cfg.slope_from) if cum[-1] > 0 else 0.0,
-            "max_abs_gap": float(np.max(np.abs(log.per_episode_gap))),
+            "slope": slope(cum, cfg.slope_from) if cum[-1] > 0 else 0.0,
+            "window_ratio": window_ratio(gaps),
+            "windows": [float(np.mean(gaps[lo:hi])) for lo, hi in _windows(cfg.T)],
+            "max_abs_gap": float(np.max(np.abs(gaps))),
         }
-        if name in ("opo", "opo_nobonus"):
-            rec["bonus"] = [agent.bonus_trace[t - 1] for t in cps]
-            rec["entropy"] = [agent.entropy_trace[t - 1] for t in cps]
-        if hasattr(agent, "history"):
-            picks = np.array([k for k, _ in agent.history])
+        inner = agent.agent if isinstance(agent, LinearFloor) else agent
+        if isinstance(inner, OPOCMDP):
+            rec["bonus"] = [inner.bonus_trace[t - 1] for t in cps]
+            rec["entropy"] = [inner.entropy_trace[t - 1] for t in cps]
+        if hasattr(inner, "history"):
+            picks = np.array([k for k, _ in inner.history])
             rec["f_is_truth"] = [float(picks[t - 1] == info["truth_index"]) for t in cps]
         out["arms"][name] = rec
+    out["sweep"] = {}
+    for S, A in cfg.sweep_sizes:
+        e, f, p, _ = _make(cfg, seed, S, A)
+        out["sweep"][f"{S}x{A}"] = float(
+            run(e, _agent(cfg, "opo", f, p, e, cfg.sweep_T, chosen), cfg.sweep_T, seed).cum_regret[-1]
+        )
     out["cmab_max_diff"] = _cmab_check(cfg, seed)
     return out
 
 
-def judge(cfg: Config, records: list[dict], report: Report) -> None:
-    n = len(records)
-    arm = {k: [r["arms"][k] for r in records] for k in ARMS}
-    report.set_tuning(
-        "OPO-CMDP",
-        configs=len(cfg.eta_scales),
-        steps=cfg.tune_T,
-        note=f"eta_scale in {list(cfg.eta_scales)} (eta = scale * sqrt(log A / (H^2 T))), chosen per "
-        f"seed by regret on a separate tuning stream of {cfg.tune_T} episodes; gamma={cfg.gamma:g}",
-    )
-    report.set_tuning(
-        "epsilon-greedy",
-        configs=len(cfg.eps_scales),
-        steps=cfg.tune_T,
-        note=f"eps_t = min(1, scale * t^(-1/3)), scale in {list(cfg.eps_scales)}, chosen the same way",
-    )
-    report.set_tuning("greedy", configs=1, steps=0, note="no hyperparameter")
-
-    report.add_claim(
-        judge_threshold(
-            "greedy_misled",
-            f"The environment misleads greedy methods: greedy plug-in's log-log regret slope over t in "
-            f"[{cfg.slope_from:g}T, T] is >= {cfg.slope_threshold:g} (linear regret)",
-            ("greedy plug-in slope", [a["slope"] for a in arm["greedy"]]),
-            threshold=cfg.slope_threshold,
-            sense=">=",
-            kind="precondition",
-        )
-    )
-    report.add_claim(
-        judge_threshold(
-            "opo_sublinear",
-            f"OPO-CMDP's regret grows sublinearly: its log-log regret slope over t in [{cfg.slope_from:g}T, T] is < "
-            f"{cfg.slope_threshold:g} (whole 95% interval below)",
-            ("OPO-CMDP slope", [a["slope"] for a in arm["opo"]]),
-            threshold=cfg.slope_threshold,
-            sense="<=",
-            requires=["greedy_misled"],
-        )
-    )
-    k = min(cfg.k_wins, n)
-    report.add_claim(
-        judge_k_of_n(
-            "opo_beats_plugin",
-            f"OPO-CMDP's regret at T={cfg.T} is lower than greedy plug-in's and epsilon-greedy plug-in's in >= {k} of "
-            f"{n} seeds",
-            ("OPO-CMDP regret at T", [a["final"] for a in arm["opo"]]),
-            {
-                "greedy plug-in regret at T": [a["final"] for a in arm["greedy"]],
-                "epsilon-greedy plug-in regret at T": [a["final"] for a in arm["eps"]],
-            },
-            k=k,
-            higher_is_better=False,
-            requires=["greedy_misled"],
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "cmab_equivalence",
-            f"OPO-CMAB (the H=|S|=1 case of the OPO-CMDP code) reproduces the bandit rule written out directly: "
-            f"identical action probabilities over {cfg.cmab_rounds} rounds and the same LS oracle pick",
-            ("max |p_agent - p_reference| + oracle mismatch", [r["cmab_max_diff"] for r in records]),
-            bound=1e-12,
-            kind="check",
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "optimal_regret_zero",
-            "The optimal policy of the true model has exact DP regret 0 in every episode",
-            ("max |gap| of the optimal policy", [a["max_abs_gap"] for a in arm["optimal"]]),
-            bound=1e-12,
-            kind="check",
-        )
-    )
-
-    rows = []
-    for key, name in ARMS.items():
-        fin = np.array([a["final"] for a in arm[key]])
-        sl = np.array([a["slope"] for a in arm[key]])
-        sd = (fin.std(ddof=1), sl.std(ddof=1)) if n > 1 else (0.0, 0.0)
-        rows.append(
-            {
-                "method": name,
-                "regret at T (mean ± sd)": f"{fin.mean():.1f} ± {sd[0]:.1f}",
-                "slope (mean ± sd)": f"{sl.mean():.3f} ± {sd[1]:.3f}",
-                "oracle calls": int(np.mean([a["oracle_calls"] for a in arm[key]])),
-                "chosen scale per seed": ", ".join(f"{r['tuning'][key]['chosen']:g}" for r in records)
-                if key in records[0]["tuning"]
-                else "-",
-            }
-        )
-    report.add_table(
-        "regret",
-        rows,
-        f"Exact cumulative regret at T={cfg.T} over {n} seeds; H={cfg.n_layers}, "
-        f"S={cfg.n_states}, A={cfg.n_actions}, {cfg.context_pool} contexts, |F|=|P|={cfg.n_decoys + 1}.",
-    )
-    cps = records[0]["checkpoints"]
-    diag = []
-    for i in np.unique(np.linspace(0, len(cps) - 1, 8).astype(int)):
-        diag.append(
-            {
-                "episode": cps[i],
-                "OPO mean bonus along its occupancy": float(np.mean([a["bonus"][i] for a in arm["opo"]])),
-                "OPO policy entropy (nats)": float(np.mean([a["entropy"][i] for a in arm["opo"]])),
-                "OPO: f_hat is the truth (share of seeds)": float(np.mean([a["f_is_truth"][i] for a in arm["opo"]])),
-                "greedy: f_hat is the truth": float(np.mean([a["f_is_truth"][i] for a in arm["greedy"]])),
-                "eps-greedy: f_hat is the truth": float(np.mean([a["f_is_truth"][i] for a in arm["eps"]])),
-            }
-        )
-    report.add_table(
-        "learned_diagnostics",
-        diag,
-        "What the learners learned: OPO-CMDP's confidence width (counterfactual bonus averaged over its "
-        "own occupancy and the context pool) shrinks, its policy entropy falls from log A, and the LS "
-        "oracle's pick becomes the true f once the optimal first action has been tried.",
-    )
-    _figure(cfg, records, report)
-    report.metrics = {k: float(np.mean([a["final"] for a in arm[k]])) for k in ARMS}
-    report.add_note(
-        "Setting: per-step losses are small (loss_offset=-2) and every decoy in F gives the truly optimal "
-        "first action loss 1, so a learner that never tries that action cannot refute the decoys; the "
-        "first decoy equals the truth elsewhere and wins ties (lowest index). With loss_offset=0 or only "
-        "one misleading decoy greedy plug-in escaped (regret ~3 at T=1000) and the precondition failed."
-    )
-    report.add_note(
-        "Ablation (not judged): 'OPO-CMDP without bonus' is the same mirror-descent learner with gamma=0 "
-        "and OPO-CMDP's chosen step; its soft policy still tries every action early, so on this "
-        "environment the ablation tells how much of OPO-CMDP's exploration comes from the bonus and "
-        "how much from the mirror-descent policy itself."
-    )
-    report.add_note(
-        "The MDP extension of OPO-CMAB (occupancy-based counterfactual bonus, doubling epochs, policy "
-        "evaluation of pi_j on the optimistic loss) is our reconstruction; the paper's H^4 and "
-        "sqrt(|S||A|) exponents are not claimed."
-    )
+def _windows(T: int) -> list[tuple[int, int]]:
+    """Doubling windows ``[T/2^(k+1), T/2^k)`` ending at ``T`` (from ``T/16``), earliest first."""
+    edges = [T // 16, T // 8, T // 4, T // 2, T]
+    return [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
 
 
-def _figure(cfg: Config, records, report: Report) -> None:
-    from matplotlib.figure import Figure
-
-    cps = np.array(records[0]["checkpoints"])
-    fig = Figure(figsize=(7.5, 5.0), layout="constrained")
-    ax = fig.subplots()
-    inset = ax.inset_axes([0.08, 0.5, 0.38, 0.42])
-    for i, (key, name) in enumerate(ARMS.items()):
-        if key == "optimal":
-            continue
-        ls = ":" if key == "opo_nobonus" else "-"
-        curves = np.array([r["arms"][key]["curve"] for r in records])
-        m = curves.mean(0)
-        se = curves.std(0, ddof=1) / np.sqrt(len(curves)) if len(curves) > 1 else 0 * m
-        ax.plot(cps, m, color=f"C{i}", ls=ls, label=name)
-        ax.fill_between(cps, m - se, m + se, color=f"C{i}", alpha=0.2)
-        inset.loglog(cps, np.maximum(m, 1e-3), color=f"C{i}", ls=ls)
-    inset.loglog(cps, cps * 0.1, color="0.5", ls="--", lw=0.8)
-    inset.set_title("log-log (dashed: slope 1)", fontsize=8)
-    inset.tick_params(labelsize=7)
-    ax.set_xlabel("episode t")
-    ax.set_ylabel("cumulative exact regret (mean ± s.e. over seeds)")
-    ax.set_title(f"Regret on the greedy-misleading CMDP (H={cfg.n_layers}, S={cfg.n_states}, A={cfg.n_actions})")
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(alpha=0.3)
-    report.add_figure(
-        "cumulative_regret",
-        fig,
-        "Cumulative exact regret per method (dotted: the gamma=0 ablation); inset: the same on log-log axes.",
-    )
-
+_OLD = [0, 1, 2, 3, 4]  # the seeds every run before evidence v3 reported (now the dev seeds)
+TUNING = (
+    dict(
+        variant="v1 (07197c3..98860b3): the spec's sigmoid/softmax contextual MDP with 31 decoys, loss_offset 0 and "
+        "one misleading decoy",
+        seeds=_OLD,
+        outcome="greedy plug-in escaped (regret ~3 at T=1000); the precondition greedy_misled failed",
+    ),
+    dict(
+        variant="v1: loss_offset -2 and every decoy overstating the optimal first action (mislead='all')",
+        seeds=_OLD,
+        outcome="greedy_misled held only after its slope window moved from [T/8, T] to [T/4, T] (0.91 on [T/8, T])",
+    ),
+    dict(
+        variant="v1 full preset: eta_scale grid (1, 3, 10) then (1, 3, 10, 30); eps grid (0.03, 0.1, 0.3, 1)",
+        seeds=_OLD,
+        outcome="OPO's step at the top of its grid in 5/5 seeds; opo_sublinear held (slope 0.51), opo_beats_plugin "
+        "did not (tuned eps-greedy 40 vs OPO 115); the gamma=0 ablation reached 25 (the setting did not need "
+        "optimism; referee, issue 52)",
+    ),
+    dict(
+        variant="v2 (issue 52) pilot: contextual combination lock H=6, S=3, A=4, 100 contexts, 15 decoys, "
+        "key/leave/off losses 0.25/0.1/0.15, T=2000; OPO eta_scale 10 and 30, no bonus, flipped bonus, optimistic "
+        "greedy gamma 1, linear floor 0.05, eps-greedy scale 1, greedy",
+        seeds=[0, 1],
+        outcome="no bonus, flipped, eps-greedy and greedy linear (slopes 0.99-1.00, window ratios 1.00); OPO 266-278, "
+        "optimistic greedy 275-281; window ratio OPO 0.45-0.93, linear floor 0.91 (its log-log slope 0.53: the "
+        "slope test would pass it)",
+    ),
+    dict(
+        variant="v2 first dev run (full preset, --dev): grids of 3, OPO eta_scale in (3, 10, 30) at gamma=1, "
+        "eps-greedy "
+        "(0.3, 1, 3), optimistic greedy gamma (0.3, 1, 3); claims opo_beats_baselines, optimism_pays (ratio <= 0.5), "
+        "opo_sublinear (window ratio <= 0.8, set from the pilot)",
+        seeds=_OLD,
+        outcome="OPO 402-465 vs optimistic greedy 127-401 (it chose gamma 0.3 in 3 seeds); OPO's window ratio 4.4 and "
+        "4.6 in the two seeds that chose eta 10 (its gamma=1 bonus, growing like sqrt(j), re-explores late); a pilot "
+        "of OPO at gamma 0.1/0.3 on seeds 0, 1 gave 160-370 and converged. So OPO's grid became (eta_scale, gamma) "
+        "pairs and every tuned arm got 4 configurations; claim opo_competitive added with ratio threshold 2 (the "
+        "per-seed OPO/optimistic-greedy ratios were 1.0-3.7)",
+    ),
+    dict(
+        variant="v2 second dev run (the shipped configuration): OPO grid (10, 0.3), (30, 0.3), (10, 1), (30, 1); "
+        "eps-greedy (0.1, 0.3, 1, 3); optimistic greedy gamma (0.1, 0.3, 1, 3); tune_T 1000, T 4000; thresholds "
+        "no-bonus slope >= 0.9 on [T/4, T], optimism ratio <= 0.5, competitive ratio <= 2, window ratio <= 0.8, 4 of 5 "
+        "wins; linear floor 0.05",
+        seeds=_OLD,
+        outcome="nobonus_linear holds (slope 0.996); opo_beats_baselines does not hold (beats eps-greedy 5/5, "
+        "optimistic greedy 2/5); optimism_pays holds (0.14, interval to 0.22); opo_competitive inconclusive (1.60, "
+        "interval [0.01, 3.20]); opo_sublinear holds (0.17, interval to 0.63); every control rejects (linear floor "
+        "0.99, no bonus 1.00). Nothing changed after this run; reported seeds 100-104 unseen until the reference run",
+    ),
+    dict(
+        variant="lapse: two quick-preset smoke runs (pipeline checks, after each code change of the first dev run) on "
+        "the quick preset's reported seeds",
+        seeds=[100, 101, 102],
+        outcome="quick verdicts seen (opo_beats_baselines does not hold, opo_sublinear inconclusive at T=600); nothing "
+        "was tuned on them, the full preset's seeds 103-104 and its T=4000 numbers were not seen before the reference "
+        "run",
+    ),
+)
 
 EXPERIMENT = register(
     Experiment(
         slug="opo_cmdp",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 5, "full": 5},
+        seeds={"quick": (100, 101, 102), "full": (100, 101, 102, 103, 104)},
         measure=measure,
         judge=judge,
         threads=1,
+        dev_seeds=tuple(_OLD),
+        tuning=TUNING,
     )
 )

@@ -172,7 +172,8 @@ class OPOCMDP(OracleAgent):
     """Optimistic policy optimization for a contextual layered MDP (update rules in the module docstring).
 
     ``eta``: mirror-descent step; ``None`` uses ``eta_scale * sqrt(log|A| / (H^2 T))`` (needs ``T``).
-    ``gamma``: optimism scale (``gamma = 0``: no bonus).  ``s0``: start state.
+    ``gamma``: optimism scale (``gamma = 0``: no bonus).  ``s0``: start state.  ``bonus_sign=-1`` flips the bonus
+    (``l~ = min(1, f_hat + b)``: pessimism), a control arm that keeps everything but the bonus's direction.
     """
 
     def __init__(
@@ -188,8 +189,12 @@ class OPOCMDP(OracleAgent):
         eta_scale: float = 1.0,
         epoch_schedule: str = "doubling",
         s0: int = 0,
+        bonus_sign: float = 1.0,
     ) -> None:
         super().__init__(F, P, n_layers, n_states, n_actions, epoch_schedule)
+        if bonus_sign not in (1.0, -1.0):
+            raise ValueError(f"bonus_sign must be +1 (optimism) or -1 (the sign-flipped control), got {bonus_sign!r}")
+        self.bonus_sign = float(bonus_sign)
         if eta is None:
             if T is None:
                 raise ValueError("pass eta, or T (the number of episodes) for the default eta")
@@ -224,7 +229,7 @@ class OPOCMDP(OracleAgent):
         q = occupancy(pi, p, self.s0)
         beta = self.gamma * np.sqrt(j / (self.S * self.A))
         b = np.minimum(1.0, (beta / 2.0) / (1.0 + n))
-        lt = np.maximum(0.0, f - b)
+        lt = np.maximum(0.0, f - b) if self.bonus_sign > 0 else np.minimum(1.0, f + b)
         _, Q = evaluate_policy(pi, lt, p)
         logpi = logpi - self.eta * Q
         logpi = logpi - logsumexp(logpi, axis=-1, keepdims=True)
@@ -245,7 +250,7 @@ class OPOCMDP(OracleAgent):
     def entropy(self) -> float:
         """Mean (over tracked contexts, layers and states) entropy of the current policy, in nats."""
         pi = np.exp(self._logpi)
-        return float(np.mean(-np.sum(pi * self._logpi, axis=-1)))
+        return float(np.mean(-np.sum(pi * np.where(pi > 0, self._logpi, 0.0), axis=-1)))
 
 
 class OPOCMAB(OPOCMDP):
@@ -283,35 +288,64 @@ class RegretLog:
     extra: dict = field(default_factory=dict)
 
 
+def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
+    """``(state, layer, context)`` from an observation: a mapping with ``state``, ``layer`` and ``context`` (the
+    ``Dict`` observation of :class:`~icml26.opo_cmdp.lock.ContextualCombinationLock`), or a plain state with the layer
+    and context in ``info`` (``"h"``, ``"context"``)."""
+    if isinstance(obs, dict):
+        missing = {"state", "layer", "context"} - set(obs)
+        if missing:
+            raise ValueError(f"a dict observation must hold state, layer and context; missing {sorted(missing)}")
+        return int(obs["state"]), int(obs["layer"]), np.asarray(obs["context"], dtype=float)
+    if "h" not in info:
+        raise ValueError("an env with a plain state observation must put the layer in info['h']")
+    c = info.get("context")
+    return int(obs), int(info["h"]), None if c is None else np.asarray(c, dtype=float)
+
+
 def run(env, agent, T: int, seed: int) -> RegretLog:
     """Play ``T`` episodes of ``agent`` (``policy(c) -> [H, S, A]``, ``observe(c, trajectory)``) in ``env``.
 
-    Actions are drawn from ``np.random.default_rng(seed)``; the environment is reset with ``seed`` once.  The
-    regret of episode ``t`` is exact: ``evaluate_policy(pi_t, f*(c_t), P*(c_t))`` minus the optimal value.
+    ``env``: any environment with the documented interface: ``reset(seed=...) -> (obs, info)`` and ``step(a) ->
+    (obs, reward, terminated, truncated, info)`` with ``info["loss"]`` (else ``-reward``) where ``obs`` is a
+    ``{"state", "layer", "context"}`` mapping or a plain state with ``info["h"]`` and ``info["context"]`` (at reset);
+    ``n_actions``; ``contexts`` (the finite pool the episodes draw from) and ``true_model(contexts) -> (f*, P*)``,
+    used for the exact regret.  Actions are drawn from ``np.random.default_rng([seed, 3])``; the environment is reset
+    with ``seed`` once.  The regret of episode ``t`` is exact: ``evaluate_policy(pi_t, f*(c_t), P*(c_t))`` minus the
+    optimal value.
     """
     T = _dims("T", T)
-    if hasattr(agent, "track") and hasattr(env, "contexts"):
+    for need in ("reset", "step", "n_actions", "contexts", "true_model"):
+        if not hasattr(env, need):
+            raise TypeError(f"env must provide {need} (see run's docstring), {type(env).__name__} does not")
+    for need in ("policy", "observe"):
+        if not hasattr(agent, need):
+            raise TypeError(f"agent must provide {need}(...), {type(agent).__name__} does not")
+    if hasattr(agent, "track"):
         agent.track(env.contexts)
     rng = np.random.default_rng([seed, 3])
     fstar, pstar = env.true_model(env.contexts)
     from .tabular import optimal_policy
 
     _, Vstar, _ = optimal_policy(fstar, pstar)
-    index = {c.tobytes(): i for i, c in enumerate(env.contexts)}
+    index = {np.asarray(c, dtype=float).tobytes(): i for i, c in enumerate(env.contexts)}
     gaps = np.empty(T)
     for t in range(T):
-        s, info = env.reset(seed=seed if t == 0 else None)
-        c = info["context"]
+        obs, info = env.reset(seed=seed if t == 0 else None)
+        s, h, c = _unpack(obs, info)
+        if c is None or c.tobytes() not in index:
+            raise ValueError("the env's context must be one of env.contexts (exact regret needs the finite pool)")
         i = index[c.tobytes()]
         pi = np.asarray(agent.policy(c), dtype=float)
         V, _ = evaluate_policy(pi, fstar[i], pstar[i])
         gaps[t] = V[0, 0] - Vstar[i, 0, 0]
         traj, done = [], False
         while not done:
-            h = info.get("h", len(traj))
             a = int(rng.choice(env.n_actions, p=pi[h, s] / pi[h, s].sum()))
-            s2, _, done, _, step_info = env.step(a)
-            traj.append((h, s, a, step_info["loss"], -1 if done else s2))
-            s, info = s2, {"h": h + 1}
+            obs, reward, done, _, step_info = env.step(a)
+            loss = float(step_info.get("loss", -reward))
+            s2, _, _ = _unpack(obs, {"h": h + 1}) if isinstance(obs, dict) else (int(obs), h + 1, None)
+            traj.append((h, s, a, loss, -1 if done else s2))
+            s, h = s2, h + 1
         agent.observe(c, traj)
     return RegretLog(np.cumsum(gaps), gaps, int(getattr(agent, "oracle_calls", 0)))
