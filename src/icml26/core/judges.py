@@ -32,7 +32,7 @@ MIN_UNITS = 3  # fewer units than this never make a p-value or a t interval
 
 def _judge(fn: Callable[..., Claim]) -> Callable[..., Claim]:
     """Give a judge ``controls`` / ``no_control`` and the control kind: ``kind="control"`` applies the same rule to a
-    control arm and *holds* when the arm fails it (the arm's own verdict is kept as ``test["arm_verdict"]``)."""
+    control arm and *holds* when the arm fails it, is *inconclusive* when it is undecided (``test["arm_verdict"]``)."""
 
     @functools.wraps(fn)
     def judge(id: str, statement: str, method: tuple[str, Values], *args, kind: str = "claim",
@@ -46,9 +46,9 @@ def _judge(fn: Callable[..., Claim]) -> Callable[..., Claim]:
             raise ValueError(f"a control is judged on its claim's setting and cannot require a precondition ({id!r})")
         c = fn(id, statement, method, *args, kind="claim" if kind == "control" else kind, **kw)
         if kind == "control":
-            c = replace(c, kind="control", verdict=HOLDS if c.verdict != HOLDS else DOES_NOT_HOLD, test={
-                **c.test, "arm_verdict": c.verdict,
-                "control_rule": f"holds when the control arm does not pass the claim's rule ({c.test['rule']})"})
+            flip = {HOLDS: DOES_NOT_HOLD, DOES_NOT_HOLD: HOLDS}.get(c.verdict, c.verdict)  # undecided stays undecided
+            c = replace(c, kind="control", verdict=flip, test={**c.test, "arm_verdict": c.verdict, "control_rule":
+                        f"holds when the control arm fails the claim's rule ({c.test['rule']}); undecided if it is"})
         rest = {k: v for k, v in kw.items() if k != "requires"}
         return replace(c, controls=ctl, no_control=no_control, rejudge=lambda i, s, arm: judge(
             i, s, arm, *args, kind="control", **rest))
@@ -263,8 +263,7 @@ def judge_every(id: str, statement: str, method: tuple[str, Values], *, bound: f
                 requires: Requires = None, unit: str = "instance") -> Claim:
     """Claim an exact guarantee: *holds* if every value is ``sense`` ``bound`` (within ``tol``; ``<`` and ``>`` are
     strict: a value equal to the bound fails), else *does not hold*.  ``baselines`` are reported for context; the
-    verdict depends on the method's values only.  There is no test, so the values are counted as they are (``unit``
-    defaults to ``"instance"``)."""
+    verdict depends on the method's values only.  No test: the values count as they are (``unit``: ``"instance"``)."""
     req = _start(id, statement, kind, requires, sense)
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")

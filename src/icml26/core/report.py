@@ -10,11 +10,11 @@ rule next to the verdict.  Every statement has a **kind**:
   ``requires=[ids]`` is *inconclusive* with the reason "setting invalid: <id>" when a required precondition
   does not hold (:meth:`Report.resolve`, which the runner calls after ``judge``);
 * ``"control"`` -- a claim's own rule applied to a **control arm** (the method without what the claim credits),
-  made by :meth:`Claim.control`; it *holds* when the arm fails the rule.  A claim that holds while one of its
-  ``controls=[ids]`` does not is *inconclusive* ("control passes: <id>"): the test does not separate the method from
-  that arm.  A claim with neither controls nor ``no_control="<why>"`` (closed-form truths only) is *uncontrolled* and
-  counted apart.  Every judged statement also stores its ``decisive`` number and the bound it is held against;
-  :meth:`Report.resolve` flags a verdict whose margin is inside ``icml26 verify``'s tolerance "knife edge".
+  made by :meth:`Claim.control`; it *holds* when the arm fails the rule (inconclusive when the arm's test is).  A claim
+  holding while one of its ``controls=[ids]`` does not is *inconclusive* ("control passes / undecided: <id>"): the
+  test does not separate the method from that arm.  A claim with neither controls nor ``no_control="<why>"``
+  (closed-form truths only) is *uncontrolled* and counted apart.  Every judged statement also stores its
+  ``decisive`` number and its bound; :meth:`Report.resolve` flags a margin within verify's tolerance "knife edge".
 """
 
 from __future__ import annotations
@@ -185,9 +185,10 @@ class Report:
                     raise ValueError(f"control {k.id!r} must apply claim {c.id!r}'s rule to as many units: make "
                                      "it with claim.control(...) on the same seeds")
             failed = [r for r in c.requires if by[r].verdict != HOLDS]
-            passing = [r for r in c.controls if by[r].verdict != HOLDS]
+            passing = [f"control {'passes' if by[r].verdict == DOES_NOT_HOLD else 'undecided'}: {r}" for r in c.controls
+                       if by[r].verdict != HOLDS]
             if c.measured_verdict is None and (failed or (passing and c.verdict == HOLDS)):
-                why = f"setting invalid: {', '.join(failed)}" if failed else f"control passes: {', '.join(passing)}"
+                why = f"setting invalid: {', '.join(failed)}" if failed else "; ".join(passing)
                 c = replace(c, verdict=INCONCLUSIVE, measured_verdict=c.verdict, reason=why)
             if (m := c.test.get("decisive")) and m.get("value") is not None:  # a check: round-off, and an exact tie
                 tol = TIMING_RTOL if c.id in set(timing) else CHECK_RTOL if c.kind == "check" else VERIFY_RTOL
