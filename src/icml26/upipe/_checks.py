@@ -230,3 +230,28 @@ def hf_batch(cfg: dict, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     ids = torch.randint(0, cfg["llama"]["vocab_size"], (cfg["B"], cfg["S"]), generator=g)
     labels = torch.cat([ids[:, 1:], torch.full((cfg["B"], 1), -100)], dim=1)
     return ids, labels
+
+
+def compiled_vs_eager(rank: int, world: int, method: str, seed: int = 0) -> dict:
+    """One forward + backward of ``method`` eager and under ``torch.compile(fullgraph=True)`` (any graph break
+    raises) with inductor: the largest output and input-gradient differences and the frames Dynamo compiled."""
+    import torch._dynamo as dynamo
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch.manual_seed(seed)
+    attn = METHODS[method](64, 4, 2, 16, process_group=None)
+    x = shard_sequence(torch.randn(2, 32, 64), None, 1).detach().requires_grad_(True)
+    pos = shard_sequence(torch.arange(32), None, 0)
+    y = attn(x, pos)
+    y.pow(2).sum().backward()
+    y_eager, g_eager = y.detach(), x.grad.clone()
+    x.grad = None
+    dynamo.reset()
+    counter = CompileCounterWithBackend("inductor")
+    y = torch.compile(attn, fullgraph=True, backend=counter)(x, pos)
+    y.pow(2).sum().backward()
+    return {
+        "out": float((y.detach() - y_eager).abs().max()),
+        "grad": float((x.grad - g_eager).abs().max()),
+        "frames": int(counter.frame_count),
+    }

@@ -43,9 +43,16 @@ def group_rank(group) -> int:
 
 
 def _exchange(buf: torch.Tensor, group) -> torch.Tensor:
-    """all_to_all_single along dim 0 of a contiguous ``[C, ...]`` buffer (returns a new tensor)."""
+    """all_to_all_single along dim 0 of a contiguous ``[C, ...]`` buffer (returns a new tensor).
+
+    Under ``torch.compile`` the functional collective (traceable, so ``fullgraph=True`` holds) replaces the eager
+    ``async_op`` call, and the wait for gloo's worker thread (a host-side memory-accounting nicety) is skipped."""
     if group_size(group) == 1:
         return buf
+    if torch.compiler.is_compiling():
+        from torch.distributed import _functional_collectives as funcol
+
+        return funcol.wait_tensor(funcol.all_to_all_single(buf, None, None, group or dist.group.WORLD))
     out = torch.empty_like(buf)
     work = dist.all_to_all_single(out, buf, group=group, async_op=True)
     work.wait()
