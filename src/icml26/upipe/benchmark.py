@@ -122,12 +122,12 @@ def bench_layer(rank: int, world: int, name: str, s: int, spec: BenchSpec, injec
         torch.manual_seed(spec.seed)
         mod = _layer(method, u, spec).to(device=device, dtype=dtype)
         broadcast_parameters(mod)
-        gen = torch.Generator(device="cpu").manual_seed(spec.seed + 1)
-        x_all = torch.randn(1, s, spec.dim, generator=gen)  # the same global input on every rank
-        dy_all = torch.randn(1, s, spec.dim, generator=gen)
-        x = x_all[:, rank * t : (rank + 1) * t].to(device=device, dtype=dtype).requires_grad_(True)
-        dy = dy_all[:, rank * t : (rank + 1) * t].to(device=device, dtype=dtype)
-        del x_all, dy_all
+        # each rank draws only its own chunk of the global input and output gradient, from a per-chunk seed (so
+        # every method at this (world, S) sees the same global tensors, and no rank ever holds all S positions:
+        # at S = 1M in fp32 the global pair alone would be 32 GiB per rank)
+        gen = torch.Generator(device="cpu").manual_seed((spec.seed + 1) * 1_000_003 + rank)
+        x = torch.randn(1, t, spec.dim, generator=gen).to(device=device, dtype=dtype).requires_grad_(True)
+        dy = torch.randn(1, t, spec.dim, generator=gen).to(device=device, dtype=dtype)
         pos = torch.arange(rank * t, (rank + 1) * t, device=device)
         idx = torch.randint(0, t * spec.dim, (min(spec.samples, t * spec.dim),), generator=gen).to(device)
         if rank == inject_oom_rank:
