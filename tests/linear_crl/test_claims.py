@@ -4,7 +4,10 @@
   ``disentanglement_gain`` from holds to does not hold;
 * env-0 ICA (one environment's ICA, empty graph) put in CREATOR's place fails every recovery claim;
 * a setting where one environment's ICA already recovers the latents makes the claims "setting invalid";
-* every claim names control statements, and a control arm that passes makes its claim inconclusive.
+* every claim names control statements, and a control arm that passes makes its claim inconclusive;
+* every control rejects because its arm FAILS the rule (arm verdict "does not hold"), not for lack of power;
+* each control arm put in CREATOR's place fails its claim (random non-child intersection: disentanglement_gain;
+  no pruning: lower_shd).
 """
 
 import copy
@@ -19,7 +22,7 @@ from icml26.linear_crl.experiment import EXPERIMENT, QUICK, measure
 
 SEEDS = list(EXPERIMENT.dev_seeds[:5])
 CFG = replace(QUICK, dims=(5, 7), env_factors=(2,), regimes=("env",), lingam=False)
-RECOVERY = ("recovery_mcc", "beats_lingcrel_mcc", "beats_ica_mcc", "lower_shd")
+RECOVERY = ("recovery_mcc", "beats_ica_mcc", "lower_shd")
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +95,30 @@ def test_a_passing_control_arm_makes_its_claim_inconclusive(records):
     assert got[control_id(f"recovery_mcc_d{d}", "lingcrel")].verdict == DOES_NOT_HOLD
     assert got[f"recovery_mcc_d{d}"].verdict == INCONCLUSIVE
     assert got[f"recovery_mcc_d{d}"].reason.startswith("control passes")
+
+
+def test_controls_reject_because_the_arm_fails_not_for_lack_of_power(records):
+    got = _judged(records)
+    controls = [c for c in got.values() if c.kind == "control"]
+    assert controls
+    for c in controls:
+        assert c.verdict == HOLDS, c.id
+        assert c.test["arm_verdict"] == DOES_NOT_HOLD, (c.id, c.test.get("decisive"))
+
+
+@pytest.mark.parametrize(
+    ("arm", "claims"),
+    [
+        ("random_intersection", ["disentanglement_gain"]),
+        ("no_pruning", [f"lower_shd_d{d}" for d in CFG.dims]),
+        ("lingcrel", [f"recovery_mcc_d{d}" for d in CFG.dims] + [f"beats_ica_mcc_d{d}" for d in CFG.dims]),
+    ],
+)
+def test_a_control_arm_in_creators_place_fails_its_claims(records, arm, claims):
+    fake = copy.deepcopy(records)
+    for r in fake:
+        for c in r["cells"]:
+            c["creator"].update(copy.deepcopy(c[arm]))
+    got = _judged(fake)
+    for cid in claims:
+        assert HOLDS not in (got[cid].verdict, got[cid].measured_verdict), cid

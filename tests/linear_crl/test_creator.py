@@ -267,3 +267,69 @@ def test_order_scores_that_do_not_separate_are_said():
         CREATOR(5, random_state=0).fit(_gaussian_copy(truth, 0))
     with pytest.raises(ValueError, match="order_tol"):
         CREATOR(5, order_tol=1.5).fit(Xs)
+
+
+def test_bad_inputs_in_the_groups_form_and_random_state_name_the_argument():
+    Xs, _ = make_linear_crl_data(n_latent=3, n_envs=6, n_samples=100, seed=0)
+    X = np.vstack(Xs)
+    g = np.repeat(np.arange(6.0), 100)
+    g[5] = np.nan
+    with pytest.raises(ValueError, match="groups has 1 missing labels"):
+        CREATOR(3).fit(X, groups=g)
+    labels = np.array(["a"] * 100 + ["b"] * 100 + ["c"] * 100 + ["d"] * 100 + ["e"] * 198 + ["f"] * 2)
+    with pytest.raises(ValueError, match="groups label 'f' has 2 samples"):  # the user's label, not an index
+        CREATOR(3).fit(X, groups=labels)
+    with pytest.raises(ValueError, match=r"Xs\[0\] is constant"):
+        CREATOR(3).fit([np.zeros_like(Xs[0]), *Xs[1:]])
+    for bad in ("x", -1, 1.5, True):
+        with pytest.raises(ValueError, match="random_state must be"):
+            CREATOR(3, random_state=bad).fit(Xs)
+
+
+def _groups_data(seed=2):
+    Xs, _ = make_linear_crl_data(n_latent=3, n_envs=6, n_samples=200, seed=seed)
+    X = np.vstack(Xs)
+    g = np.repeat(np.array(["e0", "e1", "e2", "e3", "e4", "e5"]), 200)
+    perm = np.random.default_rng(seed).permutation(len(X))
+    return X[perm], g[perm]
+
+
+def test_fit_based_common_checks_on_the_groups_form():
+    """scikit-learn's fit-based common checks (excluded from check_estimator, which cannot pass groups), run by
+    hand on fit(X, groups=...): pickle, idempotence, n_features_in_, fit returns self, clone, sample-order and
+    subset invariance of transform, no fitted state before fit, parameters not overwritten."""
+    import pickle
+
+    X, g = _groups_data()
+    est = CREATOR(3, random_state=0)
+    params = est.get_params()
+    assert not [k for k in vars(est) if k.endswith("_")]  # nothing fitted yet
+    assert est.fit(X, groups=g) is est
+    assert est.get_params() == params  # fit does not overwrite parameters
+    assert est.n_features_in_ == X.shape[1]
+    Y = est.transform(X)
+    # pickle round trip
+    est2 = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(est2.transform(X), Y)
+    np.testing.assert_array_equal(est2.adjacency_matrix_, est.adjacency_matrix_)
+    # idempotence: fitting twice (same random_state) gives the same model; a clone fits to the same model too
+    est.fit(X, groups=g)
+    np.testing.assert_allclose(est.transform(X), Y, atol=1e-12)
+    c = clone(est).fit(X, groups=g)
+    np.testing.assert_allclose(c.transform(X), Y, atol=1e-12)
+    # sample-order invariance of transform, and subset (batch) invariance
+    perm = np.random.default_rng(1).permutation(len(X))
+    np.testing.assert_allclose(est.transform(X[perm]), Y[perm], atol=1e-12)
+    parts = np.vstack([est.transform(b) for b in np.array_split(X, 7)])
+    np.testing.assert_allclose(parts, Y, atol=1e-12)
+    # n_features_in_ is enforced
+    with pytest.raises(ValueError, match=rf"shape \(n_samples, {X.shape[1]}\)"):
+        est.transform(X[:, :-1])
+    # the order of rows in fit does not change the model (rows are split by label, kept in their order; a
+    # permutation that keeps each environment's row order gives bit-identical per-environment data)
+    order = np.argsort(g, kind="stable")
+    d = CREATOR(3, random_state=0).fit(X[order], groups=g[order])
+    np.testing.assert_allclose(d.components_, est.components_, atol=1e-10)
+    # an environment subset changes the data, not the API: five environments still fit and transform
+    keep = g != "e5"
+    assert CREATOR(3, random_state=0).fit(X[keep], groups=g[keep]).transform(X).shape == (len(X), 3)

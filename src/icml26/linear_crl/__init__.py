@@ -35,6 +35,8 @@ Example::
 
 from .baselines import (
     CREATORNoIntersection,
+    CREATORNoPruning,
+    CREATORRandomIntersection,
     LiNGCReLLike,
     PooledDirectLiNGAM,
     PooledICA,
@@ -52,6 +54,8 @@ __all__ = [
     "PooledICA",
     "PooledDirectLiNGAM",
     "CREATORNoIntersection",
+    "CREATORNoPruning",
+    "CREATORRandomIntersection",
     "SingleEnvironmentICA",
     "shd_best",
     "make_linear_crl_data",

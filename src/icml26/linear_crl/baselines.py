@@ -11,6 +11,10 @@
 * :class:`CREATORNoIntersection` -- CREATOR without its disentanglement step: each latent's feature is the unit
   vector of its own row span (node plus parents) with the largest component outside the earlier nodes' span, never
   intersected with its children's spans.  The ablation that isolates what the intersection step contributes.
+* :class:`CREATORRandomIntersection` -- step 3 intersects with the spans of random later non-children (as many
+  as the children): the control of the disentanglement claim.
+* :class:`CREATORNoPruning` -- step 2 skipped (every earlier node a parent: the complete DAG in CREATOR's order):
+  the control of the SHD claims.
 * :class:`SingleEnvironmentICA` -- FastICA fitted on ONE environment (``environment``, default 0) and applied to
   all: the strongest simple alternative to using many environments (no matching, no graph: empty adjacency).
 * :class:`PooledDirectLiNGAM` -- ``lingam.DirectLiNGAM`` on pooled variables (LiNGAM assumes the causal
@@ -45,6 +49,8 @@ __all__ = [
     "PooledICA",
     "PooledDirectLiNGAM",
     "CREATORNoIntersection",
+    "CREATORNoPruning",
+    "CREATORRandomIntersection",
     "SingleEnvironmentICA",
     "match_by_distribution",
 ]
@@ -175,6 +181,33 @@ class CREATORNoIntersection(CREATOR):
     ``V_{t-1}^perp``, so it mixes ``y_t`` with all of its parents, not only ``sur(t)``."""
 
     _disentangle = False
+
+
+class CREATORRandomIntersection(CREATOR):
+    """CREATOR with step 3 pointed at the wrong nodes: each latent's row span is intersected with the spans of
+    randomly chosen LATER nodes that are NOT its estimated children (as many as it has children; fewer when fewer
+    exist), all else unchanged.  The control of the disentanglement claim: it keeps the intersection machinery and
+    the number of intersections, and removes only what the claim credits -- that the children are the right
+    partners.  The choice is drawn from ``random_state``."""
+
+    def _fit_rows(self, rows, Xw):
+        self._partner_rng = np.random.default_rng(_seeds(self.random_state, 1)[0])
+        return super()._fit_rows(rows, Xw)
+
+    def _partners(self, t: int, B: np.ndarray):
+        children = np.flatnonzero(B[:, t])
+        others = [c for c in range(t + 1, B.shape[0]) if not B[c, t]]
+        return [int(c) for c in self._partner_rng.permutation(others)[: len(children)]]
+
+
+class CREATORNoPruning(CREATOR):
+    """CREATOR with step 2 (pruning) skipped: every earlier node in its order is a parent, so the graph is the
+    complete DAG in CREATOR's order (step 3 then intersects with every later node).  The control of the SHD claims:
+    it keeps the order and removes only what they credit, the rank-drop pruning."""
+
+    def _prune(self, C: np.ndarray):
+        _, stat = super()._prune(C)
+        return list(range(C.shape[1] - 1)), stat
 
 
 class SingleEnvironmentICA(PooledICA):

@@ -11,19 +11,24 @@ Seeds are the units (one DAG, mixing and set of environments per seed and latent
 * claims, each with control statements ``<claim>_ctl_<arm>``: the claim's own rule applied to a control arm measured
   on the same seeds, which holds when the arm fails the rule:
 
-  - ``recovery_mcc_d*``: CREATOR's MCC >= ``recovery_mcc``.  Controls: env-0 ICA (one environment's ICA, empty
-    graph: no environments combined) and LiNGCReL-like (CREATOR's ordering, pruning and disentanglement on rows
-    matched by their noise laws instead of geometrically: CREATOR minus its matching);
-  - ``beats_lingcrel_mcc_d*``: CREATOR's MCC exceeds LiNGCReL-like's by >= ``mcc_margin``.  Control: env-0 ICA;
+  - ``recovery_mcc_d*``: CREATOR's MCC >= ``recovery_mcc``.  What the MCC claims credit is mostly CREATOR's
+    geometric matching of ICA rows across environments: the sign-aligned mean of its matched row groups, with no
+    ordering projection, pruning or intersection, comes within about 0.01 of CREATOR's MCC (table recovery,
+    column "matched-rows mean").  Controls: env-0 ICA (one environment's ICA, empty graph: no environments
+    combined) and LiNGCReL-like (the same ICA rows and downstream steps, rows matched by their noise laws: CREATOR
+    minus its geometric matching; in the weak-heterogeneity regime its row groups are 0% pure, i.e. random);
   - ``beats_ica_mcc_d*``: CREATOR's MCC exceeds env-0 ICA's and pooled ICA's by >= ``mcc_margin``.  Control:
-    LiNGCReL-like (environments combined, geometric matching removed);
+    LiNGCReL-like.  (v3 also claimed "beats LiNGCReL-like"; its only control, env-0 ICA, beats LiNGCReL-like by
+    more than the margin and was "rejected" only for lack of power, and a random-matching baseline adds nothing
+    beyond beats_ica, so the claim was dropped.  LiNGCReL-like stays in the tables and as a control arm.)
   - ``lower_shd_d*``: CREATOR's SHD at the best relabelling is lower than LiNGCReL-like's and than the empty
-    graph's (what both ICA arms return).  Control: env-0 ICA (empty graph);
+    graph's (what both ICA arms return) by >= ``shd_margin`` edges.  Control: CREATOR without pruning (the same
+    rows and order, every earlier node a parent: the complete DAG);
   - ``disentanglement_gain``: on the latents whose parents are not all surrounding (the only ones step 3 can
     change), CREATOR's per-latent LocR^2 exceeds CREATOR-without-intersection's (same ICA rows, order and graph;
-    step 3 skipped) by >= ``disentangle_margin``, averaged per seed over ``d``.  Controls: the no-intersection arm
-    itself (the ablation: the rule applied to it has no gain by construction; what shows the claim can fail is the
-    intersection mutant in tests/linear_crl) and env-0 ICA;
+    step 3 skipped) by >= ``disentangle_margin``, averaged per seed over ``d``.  Control: CREATOR intersecting with
+    the spans of random later NON-children (as many as the children; all else unchanged): the intersection
+    machinery without what the claim credits, the right partners;
   - ``friendly_recovery``: one noise family per latent, CREATOR's MCC >= ``recovery_mcc``.  Control: env-0 ICA;
 * checks of our own code (each has a mutant test in tests/linear_crl/test_check_mutants.py).
 """
@@ -34,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from icml26.core import Report, judge_every, judge_superiority, judge_threshold
+from icml26.core import HOLDS, Report, judge_every, judge_superiority, judge_threshold
 
 if TYPE_CHECKING:
     from .experiment import Config
@@ -47,6 +52,9 @@ ARMS = {
     "lingcrel": "LiNGCReL-like",
     "pooled": "pooled ICA",
     "env0_ica": "env-0 ICA",
+    "random_intersection": "CREATOR intersecting random non-children",
+    "no_pruning": "CREATOR without pruning",
+    "matched_rows_mean": "matched-rows mean",
     "lingam": "DirectLiNGAM",
 }
 REGIMES = {
@@ -60,6 +68,9 @@ _CTL_PHRASE = {
     "lingcrel": "LiNGCReL-like (CREATOR's ordering, pruning and disentanglement on ICA rows matched across "
     "environments by their noise laws: CREATOR without its geometric matching)",
     "no_intersection": "CREATOR without intersection (the same ICA rows, order and graph; step 3 skipped)",
+    "random_intersection": "CREATOR intersecting each latent's span with those of random later NON-children (as "
+    "many as its children; same ICA rows, order and graph)",
+    "no_pruning": "CREATOR without pruning (same ICA rows and order; every earlier node a parent: the complete DAG)",
 }
 
 
@@ -147,7 +158,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             judge_threshold(
                 cid,
                 f"Weak heterogeneity, d={d}, K={K}, n={cfg.n_samples}: CREATOR recovers the latents, mean MCC >= "
-                f"{thr:g}",
+                f"{thr:g} (credits combining environments by CREATOR's geometric matching of ICA rows)",
                 (f"CREATOR MCC (d={d})", v("creator")),
                 threshold=thr,
                 requires=pre,
@@ -156,31 +167,14 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             {"env0_ica": v("env0_ica"), "lingcrel": v("lingcrel")},
             f"mean MCC >= {thr:g}",
         )
-        cid = f"beats_lingcrel_mcc_d{d}"
-        _controlled(
-            report,
-            judge_superiority(
-                cid,
-                f"Weak heterogeneity, d={d}, K={K}: CREATOR's MCC exceeds the LiNGCReL-style baseline's by >= {m:g} "
-                "on average (one-sided paired test over seeds)",
-                (f"CREATOR MCC (d={d})", v("creator")),
-                {f"LiNGCReL-like MCC (d={d})": v("lingcrel")},
-                test=cfg.test,
-                alpha=alpha,
-                min_effect=m,
-                requires=pre,
-                controls=[control_id(cid, "env0_ica")],
-            ),
-            {"env0_ica": v("env0_ica")},
-            f"beat LiNGCReL-like's MCC by >= {m:g}",
-        )
         cid = f"beats_ica_mcc_d{d}"
         _controlled(
             report,
             judge_superiority(
                 cid,
                 f"Weak heterogeneity, d={d}, K={K}: CREATOR's MCC exceeds both single-environment ICA's (env 0, "
-                f"applied to all) and pooled ICA's by >= {m:g} on average (one-sided paired tests over seeds)",
+                f"applied to all) and pooled ICA's by >= {m:g} on average (one-sided paired tests over seeds; credits "
+                "combining environments by CREATOR's geometric matching)",
                 (f"CREATOR MCC (d={d})", v("creator")),
                 {f"env-0 ICA MCC (d={d})": v("env0_ica"), f"pooled ICA MCC (d={d})": v("pooled")},
                 test=cfg.test,
@@ -198,7 +192,9 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             judge_superiority(
                 cid,
                 f"Weak heterogeneity, d={d}, K={K}: CREATOR's SHD at the best relabelling of its latents is lower "
-                "than the LiNGCReL-style baseline's and than the empty graph's (what both ICA arms return)",
+                f"than the LiNGCReL-style baseline's and than the empty graph's (what both ICA arms return) by >= "
+                f"{cfg.shd_margin:g} edges on average (credits the pruning: its control keeps CREATOR's order and "
+                "drops the pruning)",
                 (f"CREATOR SHD (d={d})", v("creator", "shd_best")),
                 {
                     f"LiNGCReL-like SHD (d={d})": v("lingcrel", "shd_best"),
@@ -207,11 +203,12 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 higher_is_better=False,
                 test=cfg.test,
                 alpha=alpha,
+                min_effect=cfg.shd_margin,
                 requires=pre,
-                controls=[control_id(cid, "env0_ica")],
+                controls=[control_id(cid, "no_pruning")],
             ),
-            {"env0_ica": v("env0_ica", "shd_best")},
-            "a lower best-relabelling SHD than LiNGCReL-like and the empty graph",
+            {"no_pruning": v("no_pruning", "shd_best")},
+            f"a best-relabelling SHD lower than LiNGCReL-like's and the empty graph's by >= {cfg.shd_margin:g}",
         )
 
     # (2) the disentanglement step, on the latents it can change (averaged per seed over d)
@@ -227,19 +224,16 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
                 f"Weak heterogeneity, K=2d, d in {list(cfg.dims)}: on the latents whose parents are not all "
                 "surrounding (the only ones the intersection step can change), CREATOR's per-latent LocR^2 exceeds "
                 f"that of CREATOR without intersection (same ICA rows, order and graph) by >= {md:g} on average "
-                "(per seed, averaged over d and those latents)",
+                "(per seed, averaged over d and those latents; credits intersecting with the CHILDREN's spans)",
                 ("CREATOR LocR2 (intersected latents)", cre),
                 {"CREATOR without intersection LocR2": _intersected_gain_values(records, cfg, "no_intersection")[0]},
                 test=cfg.test,
                 alpha=alpha,
                 min_effect=md,
                 units=u,
-                controls=[control_id(cid, "no_intersection"), control_id(cid, "env0_ica")],
+                controls=[control_id(cid, "random_intersection")],
             ),
-            {
-                "no_intersection": _intersected_gain_values(records, cfg, "no_intersection")[0],
-                "env0_ica": _intersected_gain_values(records, cfg, "env0_ica")[0],
-            },
+            {"random_intersection": _intersected_gain_values(records, cfg, "random_intersection")[0]},
             f"beat the no-intersection arm's LocR^2 on those latents by >= {md:g}",
         )
 
@@ -346,8 +340,9 @@ def _checks(cfg: Config, records: list[dict], report: Report) -> None:
     report.add_claim(
         judge_every(
             "same_ica_rows_for_environment_arms",
-            "CREATOR, CREATOR without intersection and the LiNGCReL-style baseline start from identical "
-            "per-environment ICA rows (budget parity; the ablation differs from CREATOR in step 3 only)",
+            "CREATOR, its three ablations (without intersection, random non-child intersection, without pruning) and "
+            "the LiNGCReL-style baseline start from identical per-environment ICA rows (budget parity; each ablation "
+            "differs from CREATOR in one step only)",
             ("cells with different ICA rows", [float(not c["same_ica_rows"]) for r in records for c in r["cells"]]),
             bound=0.5,  # counts: < 0.5 means none
             kind="check",
@@ -364,7 +359,15 @@ def _checks(cfg: Config, records: list[dict], report: Report) -> None:
                     float(c[a]["shd_best"] - c[a]["shd"])
                     for r in records
                     for c in r["cells"]
-                    for a in ("creator", "no_intersection", "lingcrel", "pooled", "env0_ica")
+                    for a in (
+                        "creator",
+                        "no_intersection",
+                        "random_intersection",
+                        "no_pruning",
+                        "lingcrel",
+                        "pooled",
+                        "env0_ica",
+                    )
                 ],
             ),
             bound=0.5,  # integers: <= 0.5 means <= 0
@@ -393,6 +396,10 @@ def _tables(cfg: Config, records: list[dict], report: Report) -> None:
                 for key, label in (("mcc", "MCC"), ("shd_best", "SHD (best relabelling)"), ("locr2", "LocR2")):
                     for a in _TABLE_ARMS:
                         row[f"{ARMS[a]} {label}"] = _ms([c[a][key] for c in cells])
+                row["matched-rows mean MCC"] = _ms([c["matched_rows_mean"]["mcc"] for c in cells])
+                row["CREATOR without pruning SHD (best relabelling)"] = _ms(
+                    [c["no_pruning"]["shd_best"] for c in cells]
+                )
                 if with_lingam and fk == cfg.claim_factor:
                     row["DirectLiNGAM (true latents) SHD"] = _ms([c["lingam"]["shd"] for c in cells])
                 rows.append(row)
@@ -401,7 +408,9 @@ def _tables(cfg: Config, records: list[dict], report: Report) -> None:
         rows,
         f"Mean ± sd over {len(records)} seeds, n={cfg.n_samples} per environment, p={cfg.n_obs}. MCC: mean |corr| "
         "after the Hungarian matching; SHD at the best relabelling of the estimated latents; LocR^2 (the paper's "
-        "metric, recovery up to surrounded parents). env-0 ICA and pooled ICA return the empty graph."
+        "metric, recovery up to surrounded parents). env-0 ICA and pooled ICA return the empty graph. matched-rows "
+        "mean: the sign-aligned mean of each of CREATOR's matched ICA row groups (the geometric matching alone, no "
+        "ordering projection, pruning or intersection). CREATOR without pruning: the complete DAG in its order."
         + (
             " DirectLiNGAM is fed the TRUE latents pooled over environments (a graph-only reference)."
             if with_lingam
@@ -417,7 +426,7 @@ def _tables(cfg: Config, records: list[dict], report: Report) -> None:
             "seeds with such latents": len(have),
             "latents per seed": _ms([len(c["intersected_nodes"]) for c in cells]),
         }
-        for a in ("creator", "no_intersection", "env0_ica"):
+        for a in ("creator", "no_intersection", "random_intersection", "env0_ica"):
             row[f"{ARMS[a]} LocR2 on them"] = (
                 _ms([np.mean([c[a]["node_locr2"][j] for j in c["intersected_nodes"]]) for c in have]) if have else "-"
             )
@@ -516,8 +525,8 @@ def _figures(cfg: Config, records: list[dict], report: Report) -> None:
     report.add_figure(
         "mcc_vs_envs",
         fig,
-        "MCC against the number of environments per method (env-0 ICA uses environment 0 only, so it does not "
-        "change with K); dashed: the recovery threshold.",
+        "MCC against the number of environments per method (env-0 ICA is fitted on environment 0 only; its MCC "
+        "still moves with K because it is scored on all K environments' latents); dashed: the recovery threshold.",
     )
 
     d = max(x for x in cfg.dims if x <= 5) if any(x <= 5 for x in cfg.dims) else cfg.dims[0]
@@ -592,5 +601,19 @@ def _notes(cfg: Config, records: list[dict], report: Report) -> None:
     )
     if not all(r["lingam"] for r in records):
         report.add_note(
-            "lingam is not installed: the DirectLiNGAM reference arm was skipped (pip install 'icml26[causal]')."
+            "lingam is not installed: the DirectLiNGAM reference arm was skipped. The [causal] extra (lingam) is kept "
+            "out of [all] because lingam pins scipy below the version the other papers use; with "
+            "pip install 'icml26[causal]' the arm runs (table recovery gains a DirectLiNGAM column)."
         )
+    report.add_note(
+        "LiNGCReL-like matches ICA rows across environments by their noise laws; in the weak-heterogeneity regime the "
+        "noise law belongs to the environment, not the latent, so its row groups are 0% pure (table "
+        "learned_diagnostics): it is a random-matching baseline there, and no claim rests on beating it."
+    )
+    for d in cfg.dims:
+        pre = next((c for c in report.claims if c.id == f"single_env_ica_fails_d{d}"), None)
+        if pre is not None and pre.verdict != HOLDS:
+            report.add_note(
+                f"d={d}: one environment's ICA comes close to recovering the latents (single_env_ica_fails_d{d} is "
+                f"{pre.verdict}), so the d={d} claims are setting-invalid in this run: reported, not evidence."
+            )

@@ -108,12 +108,13 @@ def _check_float(name: str, value, low: float = 0.0, high: float = np.inf) -> fl
     return float(value)
 
 
-def check_environments(Xs, n_latent: int, min_envs: int | None = None) -> list[np.ndarray]:
+def check_environments(Xs, n_latent: int, min_envs: int | None = None, names=None) -> list[np.ndarray]:
     """Validate a list of per-environment arrays; return them as float arrays.
 
     Raises ``TypeError``/``ValueError`` naming ``Xs`` when it is not a list of 2-D finite arrays with the same number
-    of features, when an environment has fewer than ``n_latent + 1`` samples, when there are fewer features than
-    ``n_latent``, or when there are fewer than ``min_envs`` environments (the identifiability condition).
+    of features, when an environment has fewer than ``n_latent + 1`` samples or is constant, when there are fewer
+    features than ``n_latent``, or when there are fewer than ``min_envs`` environments (the identifiability
+    condition).  ``names[k]`` (optional) names environment ``k`` in the messages instead of ``Xs[k]``.
     """
     if isinstance(Xs, np.ndarray) or not isinstance(Xs, Sequence) or isinstance(Xs, (str, bytes)):
         raise TypeError(
@@ -123,25 +124,31 @@ def check_environments(Xs, n_latent: int, min_envs: int | None = None) -> list[n
     if len(Xs) == 0:
         raise ValueError("Xs must hold at least one environment")
     out = []
+    name = (lambda k: f"Xs[{k}]") if names is None else (lambda k: names[k])
     for k, X in enumerate(Xs):
         try:
             a = np.asarray(X, dtype=float)
         except (TypeError, ValueError):
-            raise TypeError(f"Xs[{k}] must be a numeric array, got {type(X).__name__}") from None
+            raise TypeError(f"{name(k)} must be a numeric array, got {type(X).__name__}") from None
         if a.ndim != 2:
-            raise ValueError(f"Xs[{k}] must be 2-D (n_samples, n_features), got shape {a.shape}")
+            raise ValueError(f"{name(k)} must be 2-D (n_samples, n_features), got shape {a.shape}")
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"Xs[{k}] contains NaN or infinite values")
+            raise ValueError(f"{name(k)} contains NaN or infinite values")
         if out and a.shape[1] != out[0].shape[1]:
             raise ValueError(
-                f"Xs[{k}] has {a.shape[1]} features but Xs[0] has {out[0].shape[1]}: every "
+                f"{name(k)} has {a.shape[1]} features but {name(0)} has {out[0].shape[1]}: every "
                 "environment must observe the same features"
             )
         if a.shape[0] <= n_latent:
-            raise ValueError(f"Xs[{k}] has {a.shape[0]} samples; each environment needs more than n_latent={n_latent}")
+            raise ValueError(
+                f"{name(k)} has {a.shape[0]} samples; each environment needs more than n_latent={n_latent}"
+            )
         out.append(a)
     if out[0].shape[1] < n_latent:
         raise ValueError(f"n_latent={n_latent} exceeds the number of features p={out[0].shape[1]} (need p >= d)")
+    for k, a in enumerate(out):
+        if not np.any(np.ptp(a, axis=0) > 0):
+            raise ValueError(f"{name(k)} is constant (every feature has zero variance): ICA cannot separate it")
     if min_envs is not None and len(out) < min_envs:
         raise ValueError(
             f"Xs holds K={len(out)} environments but the identifiability condition K >= d needs at "
@@ -162,6 +169,12 @@ def split_by_groups(X, groups) -> tuple[list[np.ndarray], np.ndarray]:
         raise ValueError(
             f"groups must be a 1-D array with one environment label per row of X ({a.shape[0]}), got shape {g.shape}"
         )
+    missing = np.array([x is None or (isinstance(x, (float, np.floating)) and np.isnan(x)) for x in g.tolist()])
+    if missing.any():
+        raise ValueError(
+            f"groups has {int(missing.sum())} missing labels (NaN or None), first at row {int(np.argmax(missing))}: "
+            "every row needs an environment label"
+        )
     labels = np.unique(g)
     return [a[g == lab] for lab in labels], labels
 
@@ -174,6 +187,15 @@ def _negentropy(S: np.ndarray) -> float:
 
 
 def _seeds(random_state, n: int) -> list[int]:
+    ok = (
+        random_state is None
+        or isinstance(random_state, np.random.RandomState)
+        or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0)
+    )
+    if not ok:
+        raise ValueError(
+            f"random_state must be None, a non-negative integer or a numpy RandomState, got {random_state!r}"
+        )
     if isinstance(random_state, np.random.RandomState):
         return [int(s) for s in random_state.randint(0, 2**31 - 1, n)]
     ss = np.random.SeedSequence(random_state)
@@ -209,7 +231,10 @@ def per_env_ica(
             )
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter("always", ConvergenceWarning)
-                S = ica.fit_transform(X)
+                try:
+                    S = ica.fit_transform(X)
+                except (ValueError, np.linalg.LinAlgError) as e:
+                    raise ValueError(f"FastICA failed on environment {k} (Xs[{k}]): {e}") from e
             warned += sum(issubclass(x.category, ConvergenceWarning) for x in w)
             J = _negentropy(S)
             if best is None or J > best[0]:
@@ -238,10 +263,12 @@ class LinearCRLBase(TransformerMixin, BaseEstimator):
 
     def _validate(self, Xs, groups=None) -> list[np.ndarray]:
         self._check_params()
+        names = None
         if groups is not None:
             Xs, self.environments_ = split_by_groups(Xs, groups)
+            names = [f"the environment with groups label {lab!r}" for lab in self.environments_.tolist()]
         d = int(self.n_latent)
-        return check_environments(Xs, d, min_envs=max(d, 2) if self._min_envs_is_d else None)
+        return check_environments(Xs, d, min_envs=max(d, 2) if self._min_envs_is_d else None, names=names)
 
     def _whiten(self, Xs: list[np.ndarray]) -> list[np.ndarray]:
         """Pooled PCA whitening to ``d`` dims over per-environment-centred data: ``x~ = W (x - mu_k)``."""
@@ -363,6 +390,10 @@ class _EnvironmentCRL(LinearCRLBase):
         raise NotImplementedError
 
     # -- shared steps ------------------------------------------------------------------------------------------
+    def _partners(self, t: int, B: np.ndarray):
+        """The positions whose row spans node ``t``'s span is intersected with in step 3: its children."""
+        return np.flatnonzero(B[:, t]) if self._disentangle else ()
+
     def _prune(self, C: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Parent positions of one node from its row coordinates ``C`` (rank drops, ``rank_tol``)."""
         return rank_drop_parents(C, self.rank_tol)
@@ -390,7 +421,7 @@ class _EnvironmentCRL(LinearCRLBase):
         dims = []
         for t in range(d):
             D = spans[t]
-            for c in np.flatnonzero(B[:, t]) if self._disentangle else ():
+            for c in self._partners(t, B):
                 D, _ = intersect(D, spans[c], self.intersect_tol)
             dims.append(D.shape[1])
             P_perp = np.eye(d) - Q[:, :t] @ Q[:, :t].T
