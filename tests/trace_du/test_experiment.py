@@ -71,6 +71,11 @@ def test_distributed_engine_matches_in_process():
 def test_every_arm_and_draw_has_its_own_noise_seed():
     """No two arms share a Gaussian draw (the referee's point on the v2 efficiency claims)."""
     seeds = [
-        _draw_seed(s, t, j, a, m) for s in range(120) for t in range(2) for j in range(8) for a in range(3) for m in range(8)
+        _draw_seed(s, t, j, a, m)
+        for s in range(120)
+        for t in range(2)
+        for j in range(8)
+        for a in range(5)
+        for m in range(8)
     ]
     assert len(set(seeds)) == len(seeds)

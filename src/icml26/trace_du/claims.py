@@ -420,6 +420,7 @@ def _tables(cfg: Config, records, report: Report) -> None:
             g = np.array([x["graph"]["acc"] for x in b])
             a = np.array([x["agnostic"]["acc"] for x in b])
             c = np.array([x["ctl_agnostic_sigma"]["acc"] for x in b])
+            rr = np.array([x["retrain_R"]["acc"] for x in b])
             rows.append(
                 {
                     "graph": _GRAPH[topo],
@@ -433,7 +434,7 @@ def _tables(cfg: Config, records, report: Report) -> None:
                     "wins graph": f"{int((g > a).sum())}/{len(g)}",
                     "wins control": f"{int((c > a).sum())}/{len(c)}",
                     "acc retrain R rounds": _ms([x["retrain_R"]["acc"] for x in b]),
-                    "wins graph vs retrain R": f"{int((g > np.array([x['retrain_R']['acc'] for x in b])).sum())}/{len(g)}",
+                    "wins graph vs retrain R": f"{int((g > rr).sum())}/{len(g)}",
                     "log10 bound regime-agnostic": _ms([x["regime_agnostic_log10_bound"] for x in b]),
                     "acc retrain T": _ms([r[topo]["retrain"]["acc"] for r in records]),
                 }
