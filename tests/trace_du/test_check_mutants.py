@@ -13,7 +13,9 @@ from icml26.trace_du.claims import CHECKS
 from icml26.trace_du.experiment import EXPERIMENT, QUICK, measure
 
 SEEDS = list(EXPERIMENT.seeds["quick"])
-SMALL = replace(QUICK, n_nodes=10, rounds=16, budgets=(4, 8), sigmas=(64.0,), mlp_rounds=1, max_per_node=30)
+SMALL = replace(
+    QUICK, n_nodes=10, rounds=16, budgets=(4, 8), sigmas=(64.0,), mlp_rounds=1, max_per_node=30, weak_budget=4
+)
 _propagate = unlearning._propagate
 _expansiveness = unlearning.expansiveness
 _noise = unlearning._noise
