@@ -8,17 +8,29 @@ import torch
 
 from icml26.core import VERDICTS
 from icml26.trace_du import DecentralizedSGD, SoftmaxRegression, TraceDU, make_backdoor_digits, metropolis_weights, ring
-from icml26.trace_du.claims import AGNOSTIC_SIGMA, CHECKS, NO_REWIND, PRECONDITIONS, budget_claim_id
+from icml26.trace_du.claims import (
+    AGNOSTIC_BOUND,
+    AGNOSTIC_SIGMA,
+    CHECKS,
+    NO_REWIND,
+    PRECONDITIONS,
+    budget_claim_id,
+    weak_claim_id,
+)
 from icml26.trace_du.distributed import spawn_gossip
 from icml26.trace_du.experiment import QUICK, TOPOLOGIES, _draw_seed
 
 UNLEARNING = ("unlearned_asr_close_to_retrain", "unlearned_mia_close_to_retrain", "asr_below_fine_tune")
 BUDGET = [budget_claim_id(t, R) for t in TOPOLOGIES for R in QUICK.budgets]
+WEAK = [weak_claim_id(t, QUICK.weak_budget, QUICK.weak_epsilon) for t in TOPOLOGIES]
 KINDS = {
     **dict.fromkeys(PRECONDITIONS, "precondition"),
     **dict.fromkeys(CHECKS, "check"),
-    **dict.fromkeys(BUDGET + list(UNLEARNING), "claim"),
-    **dict.fromkeys([c + AGNOSTIC_SIGMA for c in BUDGET] + [c + NO_REWIND for c in UNLEARNING], "control"),
+    **dict.fromkeys(BUDGET + WEAK + list(UNLEARNING), "claim"),
+    **dict.fromkeys(
+        [c + AGNOSTIC_SIGMA for c in BUDGET] + [c + AGNOSTIC_BOUND for c in WEAK] + [c + NO_REWIND for c in UNLEARNING],
+        "control",
+    ),
 }
 
 
@@ -33,6 +45,8 @@ def test_quick_preset_end_to_end(quick_run):
     assert all(by_id[c]["verdict"] == "holds" for c in CHECKS), {c: by_id[c]["verdict"] for c in CHECKS}
     for cid in BUDGET:  # the efficiency claims: controlled by the agnostic noise level, no precondition needed
         assert by_id[cid]["controls"] == [cid + AGNOSTIC_SIGMA] and by_id[cid]["requires"] == []
+    for cid in WEAK:  # the weak certificate against retraining for R rounds, controlled by the agnostic bound
+        assert by_id[cid]["controls"] == [cid + AGNOSTIC_BOUND] and by_id[cid]["requires"] == []
     for cid in UNLEARNING:  # judged only where the rewind matters (t* >= T/4), against the no-rewind arm
         assert by_id[cid]["controls"] == [cid + NO_REWIND]
         assert by_id[cid]["requires"] == list(PRECONDITIONS)
