@@ -13,9 +13,12 @@ from icml26.trace_du.claims import CHECKS
 from icml26.trace_du.experiment import EXPERIMENT, QUICK, measure
 
 SEEDS = list(EXPERIMENT.seeds["quick"])
-SMALL = replace(QUICK, n_nodes=10, rounds=16, budgets=(4, 8), sigmas=(64.0,), mlp_rounds=1, max_per_node=30)
+SMALL = replace(
+    QUICK, n_nodes=10, rounds=16, budgets=(4, 8), sigmas=(64.0,), mlp_rounds=1, max_per_node=30, weak_budget=4
+)
 _propagate = unlearning._propagate
 _expansiveness = unlearning.expansiveness
+_noise = unlearning._noise
 
 
 class _OneRoundTooMany(unlearning.DecentralizedSGD):
@@ -52,6 +55,11 @@ MUTANTS = {
     ),
     # a resumed segment trains one round more than its certificate says
     "sequential_rounds_within_two_retrains": ("icml26.trace_du.unlearning.DecentralizedSGD", _OneRoundTooMany),
+    # the referee's break: every request reuses request 0's noise (all six other checks still hold)
+    "fresh_noise_per_request": (
+        "icml26.trace_du.unlearning._noise",
+        lambda seed, request, node, p: _noise(seed, 0, node, p),
+    ),
 }
 
 
@@ -87,6 +95,13 @@ def test_zeroed_noise_fails_the_noise_check():
     ):
         checks = _checks()
     assert checks["released_noise_matches_certificate"].verdict != HOLDS
+
+
+def test_reused_noise_breaks_only_the_fresh_noise_check():
+    """The referee found that reusing request 0's noise for later requests passed every v2 check."""
+    with mutant("icml26.trace_du.unlearning._noise", MUTANTS["fresh_noise_per_request"][1]):
+        checks = _checks()
+    assert {i for i, c in checks.items() if c.verdict != HOLDS} == {"fresh_noise_per_request"}
 
 
 def test_no_mixing_matrix_also_fails_the_per_node_bound_on_the_original_run():

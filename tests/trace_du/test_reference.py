@@ -35,7 +35,7 @@ def test_the_shipped_reference_run_keeps_the_v3_contract():
     T = r["config"]["rounds"]
     for cid in ("unlearned_asr_close_to_retrain", "unlearned_mia_close_to_retrain", "asr_below_fine_tune"):
         assert by_id[cid]["requires"] == list(PRECONDITIONS)
-    assert by_id["rewind_matters"]["verdict"] == HOLDS
+    assert by_id["rewind_deep"]["verdict"] == HOLDS
     assert min(rec["claim_arms"]["trace_du"]["t_star"] for rec in r["records"]) >= 0.25 * T
     # the equal-budget claims rewind to T - R >= T/2 by construction
     for rec in r["records"]:

@@ -298,3 +298,16 @@ def test_bad_input_names_the_argument(setup):
     with pytest.raises(TypeError, match="forget"):
         t.sensitivity([True])
     assert t.sensitivity(np.int64(2)).nodes == (0, 1, 3, 4, 5)
+
+
+def test_non_finite_data_is_named_before_training(setup):
+    """NaN / inf in X is refused by DecentralizedSGD (naming X), not trained silently and reported later as a bad
+    smoothness."""
+    data, model, W, traj = setup
+    nd = list(data.node_data)
+    X, y = nd[1]
+    for v in (float("nan"), float("inf")):
+        Xb = X.clone()
+        Xb[0, 3] = v
+        with pytest.raises(ValueError, match=r"node_data\[1\] X must be finite"):
+            DecentralizedSGD(model, [nd[0], (Xb, y)] + nd[2:], W, local_steps=1, rounds=1)

@@ -106,6 +106,9 @@ class DecentralizedSGD:
                 raise TypeError(f"node_data[{i}] X must be float64 (the bound is checked to 1e-9), got {X.dtype}")
             if y.dtype.is_floating_point or y.dtype == torch.bool or y.dtype.is_complex:
                 raise TypeError(f"node_data[{i}] y must hold integer class labels, got {y.dtype}")
+            if X.is_floating_point() and not bool(torch.isfinite(X).all()):
+                bad = int((~torch.isfinite(X)).sum())
+                raise ValueError(f"node_data[{i}] X must be finite: it holds {bad} NaN or inf entries")
             if X.dim() != 2 or y.dim() != 1 or X.shape[0] != y.shape[0] or X.shape[0] < 1:
                 raise ValueError(
                     f"node_data[{i}] must be (X, y) with X (m, d), y (m,) and the same number >= 1 of rows"

@@ -173,6 +173,11 @@ class TraceDU:
             if hasattr(model, "smoothness")
             else None
         )
+        if own is not None and not math.isfinite(own):
+            raise ValueError(
+                f"trajectory.node_data must hold finite X (the model's smoothness bound on it is {own}); "
+                "train on data without NaN or inf"
+            )
         if smoothness is None:
             if own is None:
                 raise ValueError("smoothness must be declared for a model without a smoothness bound")
