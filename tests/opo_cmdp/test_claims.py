@@ -60,7 +60,7 @@ def test_a_control_arm_that_passes_makes_its_claim_inconclusive(reference):
     records = copy.deepcopy(reference["records"])
     for r in records:  # the linear floor given OPO's own per-episode numbers: the sublinearity test cannot separate
         r["arms"]["opo_floor"] = copy.deepcopy(r["arms"]["opo"])
-        r["arms"]["opo_nobonus"]["window_ratio"] = r["arms"]["opo"]["window_ratio"]
+        r["arms"]["opo_nobonus"]["window_ratio_max"] = r["arms"]["opo"]["window_ratio_max"]
     got = _judge(records, reference["seeds"])
     assert got["opo_sublinear_ctl_floor"].verdict == DOES_NOT_HOLD
     assert got["opo_sublinear"].verdict != HOLDS
