@@ -385,9 +385,9 @@ TUNING = (
         "tune_T = 1000; opo_sublinear judged at T = 4000 and 8000 (a run per horizon, step per T, per-seed maximum "
         "of the window ratios; control arms the same); every other threshold unchanged from v2",
         seeds=_OLD,
-        outcome="set from the pilot above before any v3b run on reported seeds; the full-preset dev run (--dev) ran "
-        "at the same time as the reference run (deadline), its verdicts are in docs/opo_cmdp.md; nothing was changed "
-        "after either",
+        outcome="set from the pilot above before any v3b run on reported seeds; a full-preset dev run (--dev) started "
+        "beside the reference run was stopped unfinished (the machine was overloaded; deadline), so the dev seeds' "
+        "evidence is the pilot's tuning streams; nothing was changed after the reference run",
     ),
 )
 
