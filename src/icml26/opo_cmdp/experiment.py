@@ -385,9 +385,11 @@ TUNING = (
         "tune_T = 1000; opo_sublinear judged at T = 4000 and 8000 (a run per horizon, step per T, per-seed maximum "
         "of the window ratios; control arms the same); every other threshold unchanged from v2",
         seeds=_OLD,
-        outcome="set from the pilot above before any v3b run on reported seeds; a full-preset dev run (--dev) started "
-        "beside the reference run was stopped unfinished (the machine was overloaded; deadline), so the dev seeds' "
-        "evidence is the pilot's tuning streams; nothing was changed after the reference run",
+        outcome="set from the pilot above before any v3b run on reported seeds; the full-preset dev run (--dev) ran "
+        "only after the reference run (a first one beside it was stopped, the machine overloaded): OPO picks "
+        "(1000, 0.3) x4, (300, 0.3) x1 (inside the grid); claims 1/4 hold: opo_beats_baselines does not hold (OPO "
+        "beats optimistic greedy in 2/5), opo_competitive inconclusive, optimism_pays holds, opo_sublinear does not "
+        "hold; controls 7/7; nothing was changed after either run",
     ),
 )
 
