@@ -42,7 +42,7 @@ def test_quick_preset_end_to_end(quick):
             assert by_id[cid]["test"]["n_units"] == len(result["seeds"])
     t = result["budgets"]
     assert t["OPO-CMDP"]["budget"] == t["epsilon-greedy"]["budget"] == t["optimistic greedy"]["budget"] > 0
-    assert {"regret", "doubling_windows", "size_sweep", "learned_diagnostics"} <= set(result["tables"])
+    assert {"regret", "horizons", "doubling_windows", "size_sweep", "learned_diagnostics"} <= set(result["tables"])
     assert set(result["records"][0]["arms"]) == set(ARMS)
     assert len(result["records"][0]["sweep"]) == len(QUICK.sweep_sizes)
     for name in ("cumulative_regret.png", "report.md"):

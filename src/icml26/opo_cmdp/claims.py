@@ -10,7 +10,8 @@
 * claim ``opo_competitive``: OPO-CMDP's regret at ``T`` is at most ``competitive_ratio`` times tuned optimistic
   greedy's (per-seed ratio, whole interval); controls: the no-bonus and the sign-flipped arms;
 * claim ``opo_sublinear``: per-episode regret falls across doubling windows (mean over ``[T/2, T]`` over mean over
-  ``[T/4, T/2)`` <= 0.8, whole interval); controls: the linear-floor arm and the no-bonus arm;
+  ``[T/4, T/2)`` <= 0.8) at every horizon in ``(T, *long_horizons)`` (a run per horizon, the step set per horizon;
+  per seed the largest ratio, whole interval); controls: the linear-floor arm and the no-bonus arm;
 * checks ``cmab_equivalence`` and ``optimal_regret_zero`` (our code; each has a mutant test).
 """
 
@@ -92,7 +93,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             name,
             configs=len(grid),
             steps=cfg.tune_T,
-            note=f"{what} in {grid}, chosen per seed by regret on a separate tuning stream of {cfg.tune_T} episodes",
+            note=f"{what} in {grid}, chosen per seed by regret on a separate tuning stream of {cfg.tune_T} episodes "
+            f"(the agent built for T={cfg.T}, so OPO's tuned step is its evaluated step)",
         )
     for key in ("opo_nobonus", "opo_flipped", "opo_floor"):
         report.set_tuning(ARMS[key], configs=1, steps=0, note="OPO-CMDP's chosen (eta_scale, gamma), nothing tuned")
@@ -181,14 +183,16 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         cfg,
         transform=vs_og,
     )
+    horizons = [cfg.T, *cfg.long_horizons]
     _controlled(
         report,
         judge_threshold(
             "opo_sublinear",
-            f"OPO-CMDP's regret is sublinear: its mean regret per episode over [T/2, T] is at most "
-            f"{cfg.ratio_threshold:g} times that over [T/4, T/2) (doubling windows; 1 for linear regret, 0.71 for "
-            f"sqrt(T); whole 95% interval)",
-            ("OPO-CMDP: window_ratio", _vals(arm, "opo", "window_ratio")),
+            f"OPO-CMDP's regret is sublinear at every horizon T in {horizons} (a separate run per horizon, the step "
+            f"set for that T): its mean regret per episode over [T/2, T] is at most {cfg.ratio_threshold:g} times "
+            f"that over [T/4, T/2) (doubling windows; 1 for linear regret, 0.71 for sqrt(T)); per seed the largest "
+            f"ratio over the horizons, whole 95% interval",
+            ("OPO-CMDP: window_ratio_max", _vals(arm, "opo", "window_ratio_max")),
             threshold=cfg.ratio_threshold,
             sense="<=",
             requires=[pre],
@@ -196,7 +200,7 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
             controls=[c for c, _ in CONTROLS["opo_sublinear"]],
         ),
         arm,
-        "window_ratio",
+        "window_ratio_max",
         cfg,
     )
     report.add_claim(
@@ -274,6 +278,26 @@ def _tables(cfg: Config, records: list[dict], arm: dict, report: Report) -> None
         f"A={cfg.n_actions}, {cfg.context_pool} contexts, |F|=|P|={cfg.n_decoys + 1}); slope of log R_t on log t "
         "over [T/4, T]; window ratio = mean regret per episode on [T/2, T] / on [T/4, T/2) (the earlier window's mean "
         "floored at 1e-9, so a learner at zero regret that starts exploring again shows a huge ratio).",
+    )
+    rows = []
+    for key in ("opo", "opo_floor", "opo_nobonus"):
+        for T2 in records[0]["arms"][key]["window_ratio_at"]:
+            wr = np.array([a["window_ratio_at"][T2] for a in arm[key]])
+            fin = np.array([a["final_at"][T2] for a in arm[key]])
+            rows.append(
+                {
+                    "method": ARMS[key],
+                    "horizon T": int(T2),
+                    "regret at T (mean ± sd)": f"{fin.mean():.1f} ± {_sd(fin):.1f}",
+                    "window ratio per seed": "; ".join(f"{v:.3g}" for v in wr),
+                }
+            )
+    report.add_table(
+        "horizons",
+        rows,
+        "The sublinearity claim's horizons: a separate run per horizon T (same seed, the step eta set for that T), "
+        "its exact regret at T and its window ratio (mean regret per episode on [T/2, T] over that on [T/4, T/2)) per "
+        "seed. The claim reads the largest ratio over the horizons per seed.",
     )
     rows = []
     for key in ("opo", "opo_floor", "opo_nobonus", "opt_greedy"):

@@ -113,7 +113,7 @@ class ContextualCombinationLock(gym.Env):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
         for name, v in (("key_loss", key_loss), ("leave_loss", leave_loss), ("off_loss", off_loss)):
-            if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ValueError(f"{name} must be a mean loss in [0, 1], got {v!r}")
         self.n_layers, self.n_states, self.n_actions, self.context_dim = n_layers, n_states, n_actions, context_dim
         rng = np.random.default_rng([seed, 41])
@@ -158,6 +158,8 @@ class ContextualCombinationLock(gym.Env):
     def step(self, action: int):
         if self._c is None or self._h >= self.n_layers:
             raise RuntimeError("call reset() before step() (the episode is over)")
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an integer in [0, {self.n_actions}), got {action!r}")
         if not self.action_space.contains(int(action)):
             raise ValueError(f"action must lie in [0, {self.n_actions}), got {action!r}")
         h, s, a = self._h, self._s, int(action)

@@ -81,6 +81,8 @@ class OracleAgent:
         c = np.asarray(context, dtype=float)
         if c.ndim != 1:
             raise ValueError(f"context must be a 1-d feature vector, got shape {c.shape}")
+        if not np.all(np.isfinite(c)):
+            raise ValueError(f"context must hold finite numbers, got {context!r}")
         if self.context_dim is None:
             self.context_dim = c.shape[0]
         if c.shape[0] != self.context_dim:
@@ -147,10 +149,23 @@ class OracleAgent:
         update.  At an epoch start the oracles are refitted on the episodes BEFORE this one."""
         c = self._context(context)
         traj = list(trajectory)
-        for step in traj:
+        if len(traj) > self.H:
+            raise ValueError(f"trajectory has {len(traj)} steps, more than n_layers={self.H}")
+        for i, step in enumerate(traj):
+            if len(step) != 5:
+                raise ValueError(f"trajectory step {step!r} must be (h, s, a, loss, next_state)")
             h, s, a, loss, s2 = step
-            if not (0 <= h < self.H and 0 <= s < self.S and 0 <= a < self.A):
+            for name, v in (("h", h), ("s", s), ("a", a), ("next_state", s2)):
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                    raise ValueError(f"trajectory step {step!r}: {name} must be an integer, got {v!r}")
+            if h != i:
+                raise ValueError(f"trajectory step {step!r}: layer h must be {i} (layers 0, 1, ... in order), got {h}")
+            if not (0 <= s < self.S and 0 <= a < self.A):
                 raise ValueError(f"trajectory step {step} is outside H={self.H}, S={self.S}, A={self.A}")
+            if not (s2 == -1 or 0 <= s2 < self.S):
+                raise ValueError(f"trajectory step {step!r}: next_state must be -1 or lie in [0, {self.S}), got {s2}")
+            if isinstance(loss, (bool, np.bool_)) or not isinstance(loss, (int, float, np.integer, np.floating)):
+                raise ValueError(f"trajectory step {step!r}: loss must be a number, got {loss!r}")
             if not 0.0 <= loss <= 1.0:
                 raise ValueError(f"trajectory losses must lie in [0, 1], got {loss}")
         self.track(c)
@@ -199,15 +214,22 @@ class OPOCMDP(OracleAgent):
             if T is None:
                 raise ValueError("pass eta, or T (the number of episodes) for the default eta")
             _dims("T", T)
+            if isinstance(eta_scale, (bool, np.bool_)) or not isinstance(
+                eta_scale, (int, float, np.integer, np.floating)
+            ):
+                raise ValueError(f"eta_scale must be a number, got {eta_scale!r}")
             if not eta_scale > 0:
                 raise ValueError(f"eta_scale must be > 0, got {eta_scale}")
             eta = eta_scale * np.sqrt(np.log(self.A) / (self.H**2 * T))
+        for name, v in (("eta", eta), ("gamma", gamma), ("eta_scale", eta_scale)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+                raise ValueError(f"{name} must be a number, got {v!r}")
         if not (np.isfinite(eta) and eta > 0):
             raise ValueError(f"eta must be a positive finite number, got {eta}")
         if not (np.isfinite(gamma) and gamma >= 0):
             raise ValueError(f"gamma must be >= 0, got {gamma}")
-        if not 0 <= s0 < self.S:
-            raise ValueError(f"s0 must lie in [0, {self.S}), got {s0}")
+        if isinstance(s0, (bool, np.bool_)) or not isinstance(s0, (int, np.integer)) or not 0 <= s0 < self.S:
+            raise ValueError(f"s0 must be an integer in [0, {self.S}), got {s0!r}")
         self.eta, self.gamma, self.s0 = float(eta), float(gamma), int(s0)
         shape = (0, self.H, self.S, self.A)
         self._logpi, self._n = np.zeros(shape), np.zeros(shape)
@@ -275,7 +297,9 @@ class OPOCMAB(OPOCMDP):
         return super().policy(context)[0, 0]
 
     def observe(self, context, action: int, loss: float) -> None:  # type: ignore[override]
-        super().observe(context, [(0, 0, int(action), float(loss), -1)])
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an integer in [0, {self.A}), got {action!r}")
+        super().observe(context, [(0, 0, int(action), loss, -1)])
 
 
 @dataclass
@@ -303,32 +327,46 @@ def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
     return int(obs), int(info["h"]), None if c is None else np.asarray(c, dtype=float)
 
 
+def _env_attr(env, name: str):
+    """``env.name``, else ``env.unwrapped.name`` (gymnasium 1.x wrappers such as ``RecordEpisodeStatistics`` do not
+    forward attributes); ``n_actions`` falls back to ``action_space.n``."""
+    for e in (env, getattr(env, "unwrapped", None)):
+        if e is not None and hasattr(e, name):
+            return getattr(e, name)
+    if name == "n_actions" and hasattr(getattr(env, "action_space", None), "n"):
+        return int(env.action_space.n)
+    raise TypeError(f"env must provide {name} (see run's docstring), {type(env).__name__} and its unwrapped env do not")
+
+
 def run(env, agent, T: int, seed: int) -> RegretLog:
     """Play ``T`` episodes of ``agent`` (``policy(c) -> [H, S, A]``, ``observe(c, trajectory)``) in ``env``.
 
     ``env``: any environment with the documented interface: ``reset(seed=...) -> (obs, info)`` and ``step(a) ->
     (obs, reward, terminated, truncated, info)`` with ``info["loss"]`` (else ``-reward``) where ``obs`` is a
     ``{"state", "layer", "context"}`` mapping or a plain state with ``info["h"]`` and ``info["context"]`` (at reset);
-    ``n_actions``; ``contexts`` (the finite pool the episodes draw from) and ``true_model(contexts) -> (f*, P*)``,
-    used for the exact regret.  Actions are drawn from ``np.random.default_rng([seed, 3])``; the environment is reset
+    ``n_actions`` (else ``action_space.n``); ``contexts`` (the finite pool the episodes draw from) and
+    ``true_model(contexts) -> (f*, P*)``, used for the exact regret; these three are read through ``env.unwrapped``
+    when a wrapper hides them.  Actions are drawn from ``np.random.default_rng([seed, 3])``; the environment is reset
     with ``seed`` once.  The regret of episode ``t`` is exact: ``evaluate_policy(pi_t, f*(c_t), P*(c_t))`` minus the
     optimal value.
     """
     T = _dims("T", T)
-    for need in ("reset", "step", "n_actions", "contexts", "true_model"):
+    for need in ("reset", "step"):
         if not hasattr(env, need):
             raise TypeError(f"env must provide {need} (see run's docstring), {type(env).__name__} does not")
+    n_actions = _env_attr(env, "n_actions")
+    contexts, true_model = _env_attr(env, "contexts"), _env_attr(env, "true_model")
     for need in ("policy", "observe"):
         if not hasattr(agent, need):
             raise TypeError(f"agent must provide {need}(...), {type(agent).__name__} does not")
     if hasattr(agent, "track"):
-        agent.track(env.contexts)
+        agent.track(contexts)
     rng = np.random.default_rng([seed, 3])
-    fstar, pstar = env.true_model(env.contexts)
+    fstar, pstar = true_model(contexts)
     from .tabular import optimal_policy
 
     _, Vstar, _ = optimal_policy(fstar, pstar)
-    index = {np.asarray(c, dtype=float).tobytes(): i for i, c in enumerate(env.contexts)}
+    index = {np.asarray(c, dtype=float).tobytes(): i for i, c in enumerate(contexts)}
     gaps = np.empty(T)
     for t in range(T):
         obs, info = env.reset(seed=seed if t == 0 else None)
@@ -341,7 +379,7 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
         gaps[t] = V[0, 0] - Vstar[i, 0, 0]
         traj, done = [], False
         while not done:
-            a = int(rng.choice(env.n_actions, p=pi[h, s] / pi[h, s].sum()))
+            a = int(rng.choice(n_actions, p=pi[h, s] / pi[h, s].sum()))
             obs, reward, done, _, step_info = env.step(a)
             loss = float(step_info.get("loss", -reward))
             s2, _, _ = _unpack(obs, {"h": h + 1}) if isinstance(obs, dict) else (int(obs), h + 1, None)

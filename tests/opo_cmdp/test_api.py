@@ -1,0 +1,123 @@
+"""The spec's known-model bound, standard gymnasium wrappers around the lock, and named errors for bad inputs
+(referee items 5-7 of issue 52)."""
+
+import numpy as np
+import pytest
+from gymnasium.wrappers import OrderEnforcing, RecordEpisodeStatistics
+
+from icml26.opo_cmdp import (
+    OPOCMAB,
+    OPOCMDP,
+    ContextualCombinationLock,
+    ContextualLayeredMDP,
+    FiniteDynamicsClass,
+    FiniteFunctionClass,
+    make_classes,
+    run,
+)
+from icml26.opo_cmdp.env import dynamics_model, loss_model
+from icml26.opo_cmdp.lock import lock_dynamics, lock_losses
+
+
+def _known(env, kind):
+    """|F| = |P| = 1: the true loss and dynamics functions only (the model is known)."""
+    if kind == "lock":
+        return (
+            FiniteFunctionClass([env.true_params], lock_losses, context_dim=env.context_dim),
+            FiniteDynamicsClass([env.true_params], lock_dynamics, context_dim=env.context_dim),
+        )
+    return (
+        FiniteFunctionClass([env.true_params["f"]], loss_model, context_dim=env.context_dim),
+        FiniteDynamicsClass([env.true_params["P"]], dynamics_model, context_dim=env.context_dim),
+    )
+
+
+@pytest.mark.parametrize(
+    "kind, eta_scale",
+    [("lock", 1.0), ("lock", 10.0), ("layered", 1.0), ("layered", 10.0)],
+)
+def test_known_model_regret_bound(kind, eta_scale):
+    """Spec: with |F| = |P| = 1 and gamma = 0 OPO-CMDP is policy mirror descent on the true model, and
+    R_T <= H (log|A| / eta + eta T H^2 / 2)."""
+    env = (
+        ContextualCombinationLock(5, 3, 3, 4, 20, seed=3)
+        if kind == "lock"
+        else ContextualLayeredMDP(3, 3, 3, 4, 20, seed=3)
+    )
+    F, P = _known(env, kind)
+    H, A, T = env.n_layers, env.n_actions, 400
+    agent = OPOCMDP(F, P, H, env.n_states, A, T=T, eta_scale=eta_scale, gamma=0.0)
+    log = run(env, agent, T, 0)
+    bound = H * (np.log(A) / agent.eta + agent.eta * T * H**2 / 2)
+    assert 0 < log.cum_regret[-1] <= bound
+    assert log.per_episode_gap[-1] < log.per_episode_gap[0]  # mirror descent on the true model improves
+
+
+def _lock_and_agent():
+    env = ContextualCombinationLock(4, 2, 3, 3, 10, seed=1)
+    F, P = _known(env, "lock")
+    return env, OPOCMDP(F, P, 4, 2, 3, T=50, eta_scale=3.0, gamma=0.3)
+
+
+@pytest.mark.parametrize("wrapper", [RecordEpisodeStatistics, OrderEnforcing])
+def test_run_reads_the_interface_through_standard_wrappers(wrapper):
+    env, agent = _lock_and_agent()
+    ref_env, ref_agent = _lock_and_agent()
+    got = run(wrapper(env), agent, 30, 5)
+    want = run(ref_env, ref_agent, 30, 5)
+    np.testing.assert_array_equal(got.cum_regret, want.cum_regret)
+
+
+def test_run_names_a_missing_interface_attribute():
+    env, agent = _lock_and_agent()
+    wrapped = RecordEpisodeStatistics(env)
+    del env.contexts
+    with pytest.raises(TypeError, match="contexts"):
+        run(wrapped, agent, 3, 0)
+
+
+@pytest.mark.parametrize(
+    "traj, match",
+    [
+        ([(0, 0, 0, 0.0, 9)], "next_state"),
+        ([(0.5, 0, 0, 0.0, 1)], "h must be an integer"),
+        ([(0, 0, 1.7, 0.0, 1)], "a must be an integer"),
+        ([(0, 0, True, 0.0, 1)], "a must be an integer"),
+        ([(0, 0, 0, 0.0, 1), (0, 1, 0, 0.0, 1)], "layer h must be 1"),
+        ([(0, 0, 0, 0.0, 1), (2, 1, 0, 0.0, 1)], "layer h must be 1"),
+        ([(i % 4 if i < 4 else 0, 0, 0, 0.0, 1) for i in range(7)], "more than n_layers"),
+        ([(0, 0, 0, True, 1)], "loss must be a number"),
+        ([(0, 0, 0, 0.0)], r"\(h, s, a, loss, next_state\)"),
+    ],
+)
+def test_observe_rejects_bad_trajectories(traj, match):
+    _, agent = _lock_and_agent()
+    with pytest.raises(ValueError, match=match):
+        agent.observe(np.zeros(3), traj)
+
+
+def test_named_errors_for_bad_arguments():
+    env, agent = _lock_and_agent()
+    F, P = _known(env, "lock")
+    with pytest.raises(ValueError, match="s0"):
+        OPOCMDP(F, P, 4, 2, 3, T=50, s0=1.5)
+    with pytest.raises(ValueError, match="s0"):
+        OPOCMDP(F, P, 4, 2, 3, T=50, s0=True)
+    with pytest.raises(ValueError, match="gamma"):
+        OPOCMDP(F, P, 4, 2, 3, T=50, gamma="1")
+    with pytest.raises(ValueError, match="eta_scale"):
+        OPOCMDP(F, P, 4, 2, 3, T=50, eta_scale="3")
+    with pytest.raises(ValueError, match="finite"):
+        agent.policy(np.full(3, np.nan))
+    with pytest.raises(ValueError, match="key_loss"):
+        ContextualCombinationLock(key_loss=True)
+    env.reset(seed=0)
+    for bad in (1.7, True, "1"):
+        with pytest.raises(ValueError, match="action must be an integer"):
+            env.step(bad)
+    env.step(np.int64(1))  # numpy integers are integers
+    small = ContextualLayeredMDP(1, 1, 3, 3, 5, seed=0)
+    Fb, _, _ = make_classes(small, n_decoys=2, seed=0)
+    bandit = OPOCMAB(Fb, 3)
+    with pytest.raises(ValueError, match="action must be an integer"):
+        bandit.observe(np.zeros(3), 1.5, 0.0)
