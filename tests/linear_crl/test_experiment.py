@@ -49,10 +49,9 @@ def test_quick_preset_end_to_end(quick_run):
         if kind == "claim":
             assert by_id[cid]["controls"], cid
     for c, d in PAIRS:
-        if True:
-            cid = f"{c}_d{d}"
-            assert by_id[cid]["requires"] == [f"single_env_ica_fails_d{d}"]
-            assert by_id[cid]["test"]["unit"] == "seed" and by_id[cid]["test"]["n_units"] == len(result["seeds"])
+        cid = f"{c}_d{d}"
+        assert by_id[cid]["requires"] == [f"single_env_ica_fails_d{d}"]
+        assert by_id[cid]["test"]["unit"] == "seed" and by_id[cid]["test"]["n_units"] == len(result["seeds"])
     assert by_id["friendly_recovery"]["requires"] == ["friendly_baseline_recovers"]
     assert by_id["friendly_recovery"]["test"]["n_units"] == len(result["seeds"])  # d values averaged per seed
     assert by_id["beats_ica_mcc_d5"]["test"]["min_effect"] == QUICK.mcc_margin
