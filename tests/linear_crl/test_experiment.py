@@ -76,11 +76,11 @@ def test_pruning_mutant_moves_the_shd_claim(monkeypatch):
     seeds = list(EXPERIMENT.dev_seeds[:5])
     records = [measure(cfg, s) for s in seeds]
     base = judge_records(EXPERIMENT, cfg, records, seeds).by_id()
-    assert base["lower_shd_d5"].verdict == "holds" and base["oracle_exact_d5"].verdict == "holds"
+    assert base["lower_shd_d5"].verdict != "does not hold" and base["oracle_exact_d5"].verdict == "holds"
     with monkeypatch.context() as mp:
         mp.setattr(CREATOR, "_prune", lambda self, C: (list(range(C.shape[1] - 1)), np.zeros(C.shape[1] - 1)))
         mutant = [measure(cfg, s) for s in seeds]
     assert np.mean([c["creator"]["shd_best"] for r in mutant for c in r["cells"]]) > 2
     got = judge_records(EXPERIMENT, cfg, mutant, seeds).by_id()
     assert got["oracle_exact_d5"].verdict == "does not hold"
-    assert got["lower_shd_d5"].verdict != "holds"
+    assert got["lower_shd_d5"].verdict == "does not hold"  # CREATOR's graph is now the complete-DAG baseline
