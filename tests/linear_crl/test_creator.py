@@ -279,6 +279,13 @@ def test_bad_inputs_in_the_groups_form_and_random_state_name_the_argument():
     labels = np.array(["a"] * 100 + ["b"] * 100 + ["c"] * 100 + ["d"] * 100 + ["e"] * 198 + ["f"] * 2)
     with pytest.raises(ValueError, match="groups label 'f' has 2 samples"):  # the user's label, not an index
         CREATOR(3).fit(X, groups=labels)
+    with pytest.raises(ValueError, match="groups has K=2 distinct labels"):  # the groups form names groups
+        CREATOR(3).fit(X[:200], groups=np.repeat([0, 1], 100))
+    flat = [np.c_[Xs[0][:, :1], np.zeros((100, Xs[0].shape[1] - 1))], *Xs[1:]]
+    with pytest.raises(ValueError, match=r"Xs\[0\] has data rank 1 < n_latent=3"):
+        CREATOR(3).fit(flat)
+    with pytest.raises(ValueError, match="groups label 'a' has data rank 1"):
+        CREATOR(3).fit(np.vstack(flat), groups=np.repeat(list("abcdef"), 100))
     with pytest.raises(ValueError, match=r"Xs\[0\] is constant"):
         CREATOR(3).fit([np.zeros_like(Xs[0]), *Xs[1:]])
     for bad in ("x", -1, 1.5, True):

@@ -21,14 +21,16 @@ Seeds are the units (one DAG, mixing and set of environments per seed and latent
     LiNGCReL-like.  (v3 also claimed "beats LiNGCReL-like"; its only control, env-0 ICA, beats LiNGCReL-like by
     more than the margin and was "rejected" only for lack of power, and a random-matching baseline adds nothing
     beyond beats_ica, so the claim was dropped.  LiNGCReL-like stays in the tables and as a control arm.)
-  - ``lower_shd_d*``: CREATOR's SHD at the best relabelling is lower than LiNGCReL-like's and than the empty
-    graph's (what both ICA arms return) by >= ``shd_margin`` edges.  Control: CREATOR without pruning (the same
-    rows and order, every earlier node a parent: the complete DAG);
-  - ``disentanglement_gain``: on the latents whose parents are not all surrounding (the only ones step 3 can
-    change), CREATOR's per-latent LocR^2 exceeds CREATOR-without-intersection's (same ICA rows, order and graph;
-    step 3 skipped) by >= ``disentangle_margin``, averaged per seed over ``d``.  Control: CREATOR intersecting with
-    the spans of random later NON-children (as many as the children; all else unchanged): the intersection
-    machinery without what the claim credits, the right partners;
+  - ``lower_shd_d*``: CREATOR's SHD at the best relabelling is lower than both trivial graphs' -- the complete DAG
+    in CREATOR's own order (CREATOR without pruning) and the empty graph (what both ICA arms return) -- by >=
+    ``shd_margin_pairs`` of the ``d(d-1)/2`` node pairs.  Control: CREATOR with random pruning (its order and its own
+    number of edges, the edges drawn at random from the complete DAG in that order): the method minus the
+    pruning's judgement of which edges, otherwise equal.  LiNGCReL-like is not a baseline of this claim;
+  - ``disentanglement_gain_d*`` (d >= 5, each requiring its ``single_env_ica_fails_d*``): on the latents whose
+    parents are not all surrounding (the only ones step 3 can change), CREATOR's per-latent LocR^2 exceeds
+    CREATOR-without-intersection's (same ICA rows, order and graph; step 3 skipped) by >= ``disentangle_margin``.
+    Control: CREATOR intersecting with the spans of random later NON-children (as many as the children; all else
+    unchanged): the intersection machinery without what the claim credits, the right partners;
   - ``friendly_recovery``: one noise family per latent, CREATOR's MCC >= ``recovery_mcc``.  Control: env-0 ICA;
 * checks of our own code (each has a mutant test in tests/linear_crl/test_check_mutants.py).
 """
@@ -54,6 +56,7 @@ ARMS = {
     "env0_ica": "env-0 ICA",
     "random_intersection": "CREATOR intersecting random non-children",
     "no_pruning": "CREATOR without pruning",
+    "random_pruning": "CREATOR with random pruning",
     "matched_rows_mean": "matched-rows mean",
     "lingam": "DirectLiNGAM",
 }
@@ -71,6 +74,8 @@ _CTL_PHRASE = {
     "random_intersection": "CREATOR intersecting each latent's span with those of random later NON-children (as "
     "many as its children; same ICA rows, order and graph)",
     "no_pruning": "CREATOR without pruning (same ICA rows and order; every earlier node a parent: the complete DAG)",
+    "random_pruning": "CREATOR with random pruning (CREATOR's order and its own number of edges, the edges drawn at "
+    "random from the complete DAG in that order)",
 }
 
 
@@ -96,15 +101,14 @@ def _controlled(report: Report, claim, arms: dict[str, list], what: str) -> None
         )
 
 
-def _intersected_gain_values(records: list[dict], cfg: Config, arm: str) -> tuple[list[float], list[int]]:
-    """Per (seed, d) cell with latents step 3 can change: the mean per-latent LocR^2 of ``arm`` over them."""
+def _intersected_gain_values(records: list[dict], cfg: Config, arm: str, d: int) -> tuple[list[float], list[int]]:
+    """Per seed whose d-latent DAG has latents step 3 can change: the mean per-latent LocR^2 of ``arm`` over them."""
     vals, idx = [], []
     for i, r in enumerate(records):
-        for d in cfg.dims:
-            c = _cell(r, "env", d, cfg.claim_factor * d)
-            if c["intersected_nodes"]:
-                vals.append(float(np.mean([c[arm]["node_locr2"][j] for j in c["intersected_nodes"]])))
-                idx.append(i)
+        c = _cell(r, "env", d, cfg.claim_factor * d)
+        if c["intersected_nodes"]:
+            vals.append(float(np.mean([c[arm]["node_locr2"][j] for j in c["intersected_nodes"]])))
+            idx.append(i)
     return vals, idx
 
 
@@ -186,54 +190,63 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             {"lingcrel": v("lingcrel")},
             f"beat env-0 and pooled ICA's MCC by >= {m:g}",
         )
-        cid = f"lower_shd_d{d}"
+        if d < 5:  # at d=3 the complete DAG in CREATOR's order misses < 1 pair on average: no margin to clear
+            continue
+        cid, msh = f"lower_shd_d{d}", cfg.shd_margin_pairs * d * (d - 1) / 2
         _controlled(
             report,
             judge_superiority(
                 cid,
                 f"Weak heterogeneity, d={d}, K={K}: CREATOR's SHD at the best relabelling of its latents is lower "
-                f"than the LiNGCReL-style baseline's and than the empty graph's (what both ICA arms return) by >= "
-                f"{cfg.shd_margin:g} edges on average (credits the pruning: its control keeps CREATOR's order and "
-                "drops the pruning)",
+                f"than both trivial graphs' -- the complete DAG in CREATOR's own order (CREATOR without pruning) and "
+                f"the empty graph (what both ICA arms return) -- by >= {msh:g} edges ({cfg.shd_margin_pairs:g} of the "
+                f"{d * (d - 1) // 2} node pairs) on average (credits "
+                "the pruning's choice of edges: its control keeps CREATOR's order and edge count and picks the edges "
+                "at random)",
                 (f"CREATOR SHD (d={d})", v("creator", "shd_best")),
                 {
-                    f"LiNGCReL-like SHD (d={d})": v("lingcrel", "shd_best"),
-                    f"pooled ICA SHD (d={d}, empty graph)": v("pooled", "shd_best"),
+                    f"complete DAG in CREATOR's order SHD (d={d})": v("no_pruning", "shd_best"),
+                    f"empty graph SHD (d={d})": v("pooled", "shd_best"),
                 },
                 higher_is_better=False,
                 test=cfg.test,
                 alpha=alpha,
-                min_effect=cfg.shd_margin,
+                min_effect=msh,
                 requires=pre,
-                controls=[control_id(cid, "no_pruning")],
+                controls=[control_id(cid, "random_pruning")],
             ),
-            {"no_pruning": v("no_pruning", "shd_best")},
-            f"a best-relabelling SHD lower than LiNGCReL-like's and the empty graph's by >= {cfg.shd_margin:g}",
+            {"random_pruning": v("random_pruning", "shd_best")},
+            "a best-relabelling SHD lower than the complete DAG's in CREATOR's order and the empty graph's by >= "
+            f"{msh:g} edges",
         )
 
-    # (2) the disentanglement step, on the latents it can change (averaged per seed over d)
-    cre, idx = _intersected_gain_values(records, cfg, "creator")
-    if len({seeds[i] for i in idx}) >= 1:
-        u = [seeds[i] for i in idx]
-        md = cfg.disentangle_margin
-        cid = "disentanglement_gain"
+    # (2) the disentanglement step, per d >= 5, on the latents it can change
+    md = cfg.disentangle_margin
+    for d in [x for x in cfg.dims if x >= 5]:
+        cre, idx = _intersected_gain_values(records, cfg, "creator", d)
+        cid = f"disentanglement_gain_d{d}"
         _controlled(
             report,
             judge_superiority(
                 cid,
-                f"Weak heterogeneity, K=2d, d in {list(cfg.dims)}: on the latents whose parents are not all "
-                "surrounding (the only ones the intersection step can change), CREATOR's per-latent LocR^2 exceeds "
-                f"that of CREATOR without intersection (same ICA rows, order and graph) by >= {md:g} on average "
-                "(per seed, averaged over d and those latents; credits intersecting with the CHILDREN's spans)",
-                ("CREATOR LocR2 (intersected latents)", cre),
-                {"CREATOR without intersection LocR2": _intersected_gain_values(records, cfg, "no_intersection")[0]},
+                f"Weak heterogeneity, d={d}, K={f * d}: on the latents whose parents are not all surrounding (the only "
+                "ones the intersection step can change), CREATOR's per-latent LocR^2 exceeds that of CREATOR without "
+                f"intersection (same ICA rows, order and graph) by >= {md:g} on average (per seed, averaged over "
+                "those latents; seeds without such latents drop out; credits intersecting with the CHILDREN's spans)",
+                (f"CREATOR LocR2 (intersected latents, d={d})", cre),
+                {
+                    f"CREATOR without intersection LocR2 (d={d})": _intersected_gain_values(
+                        records, cfg, "no_intersection", d
+                    )[0]
+                },
                 test=cfg.test,
                 alpha=alpha,
                 min_effect=md,
-                units=u,
+                units=[seeds[i] for i in idx],
+                requires=[f"single_env_ica_fails_d{d}"],
                 controls=[control_id(cid, "random_intersection")],
             ),
-            {"random_intersection": _intersected_gain_values(records, cfg, "random_intersection")[0]},
+            {"random_intersection": _intersected_gain_values(records, cfg, "random_intersection", d)[0]},
             f"beat the no-intersection arm's LocR^2 on those latents by >= {md:g}",
         )
 
@@ -400,6 +413,9 @@ def _tables(cfg: Config, records: list[dict], report: Report) -> None:
                 row["CREATOR without pruning SHD (best relabelling)"] = _ms(
                     [c["no_pruning"]["shd_best"] for c in cells]
                 )
+                row["CREATOR with random pruning SHD (best relabelling)"] = _ms(
+                    [c["random_pruning"]["shd_best"] for c in cells]
+                )
                 if with_lingam and fk == cfg.claim_factor:
                     row["DirectLiNGAM (true latents) SHD"] = _ms([c["lingam"]["shd"] for c in cells])
                 rows.append(row)
@@ -410,7 +426,8 @@ def _tables(cfg: Config, records: list[dict], report: Report) -> None:
         "after the Hungarian matching; SHD at the best relabelling of the estimated latents; LocR^2 (the paper's "
         "metric, recovery up to surrounded parents). env-0 ICA and pooled ICA return the empty graph. matched-rows "
         "mean: the sign-aligned mean of each of CREATOR's matched ICA row groups (the geometric matching alone, no "
-        "ordering projection, pruning or intersection). CREATOR without pruning: the complete DAG in its order."
+        "ordering projection, pruning or intersection). CREATOR without pruning: the complete DAG in its order; "
+        "CREATOR with random pruning: as many edges as CREATOR's, drawn at random from that complete DAG."
         + (
             " DirectLiNGAM is fed the TRUE latents pooled over environments (a graph-only reference)."
             if with_lingam
@@ -608,7 +625,15 @@ def _notes(cfg: Config, records: list[dict], report: Report) -> None:
     report.add_note(
         "LiNGCReL-like matches ICA rows across environments by their noise laws; in the weak-heterogeneity regime the "
         "noise law belongs to the environment, not the latent, so its row groups are 0% pure (table "
-        "learned_diagnostics): it is a random-matching baseline there, and no claim rests on beating it."
+        "learned_diagnostics): it is a random-matching baseline there, and no claim rests on beating it (the MCC "
+        "claims' baselines are env-0 and pooled ICA, the SHD claims' the complete DAG in CREATOR's order and the empty "
+        "graph; LiNGCReL-like is only a control arm of the MCC claims)."
+    )
+    report.add_note(
+        "lower_shd_d* and disentanglement_gain_d* are judged at d >= 5 only. At d=3 the complete DAG in CREATOR's "
+        "order is wrong in under one of the three node pairs on average (table recovery), so no SHD margin exists "
+        "that CREATOR could clear and random pruning could not; and few d=3 DAGs have latents the intersection step "
+        "can change. The d=3 numbers stay in the tables."
     )
     for d in cfg.dims:
         pre = next((c for c in report.claims if c.id == f"single_env_ica_fails_d{d}"), None)

@@ -113,8 +113,9 @@ def check_environments(Xs, n_latent: int, min_envs: int | None = None, names=Non
 
     Raises ``TypeError``/``ValueError`` naming ``Xs`` when it is not a list of 2-D finite arrays with the same number
     of features, when an environment has fewer than ``n_latent + 1`` samples or is constant, when there are fewer
-    features than ``n_latent``, or when there are fewer than ``min_envs`` environments (the identifiability
-    condition).  ``names[k]`` (optional) names environment ``k`` in the messages instead of ``Xs[k]``.
+    features than ``n_latent``, when an environment's centred data have rank below ``n_latent``, or when there are
+    fewer than ``min_envs`` environments (the identifiability condition; in the groups form the message names
+    ``groups``).  ``names[k]`` (optional) names environment ``k`` in the messages instead of ``Xs[k]``.
     """
     if isinstance(Xs, np.ndarray) or not isinstance(Xs, Sequence) or isinstance(Xs, (str, bytes)):
         raise TypeError(
@@ -149,9 +150,18 @@ def check_environments(Xs, n_latent: int, min_envs: int | None = None, names=Non
     for k, a in enumerate(out):
         if not np.any(np.ptp(a, axis=0) > 0):
             raise ValueError(f"{name(k)} is constant (every feature has zero variance): ICA cannot separate it")
+    for k, a in enumerate(out):
+        r = int(np.linalg.matrix_rank(a - a.mean(axis=0)))
+        if r < n_latent:
+            raise ValueError(
+                f"{name(k)} has data rank {r} < n_latent={n_latent} (after centring): its observations span fewer "
+                "dimensions than there are latents, so ICA cannot recover them there"
+            )
     if min_envs is not None and len(out) < min_envs:
+        where = "Xs holds" if names is None else "groups has"
+        what = "environments" if names is None else "distinct labels (environments)"
         raise ValueError(
-            f"Xs holds K={len(out)} environments but the identifiability condition K >= d needs at "
+            f"{where} K={len(out)} {what} but the identifiability condition K >= d needs at "
             f"least n_latent={min_envs} environments"
         )
     return out

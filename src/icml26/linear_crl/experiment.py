@@ -56,7 +56,9 @@ class Config:
     recovery_mcc: float = 0.9  # recovery means mean MCC >= this; the single-environment precondition: <= this
     mcc_margin: float = 0.03  # "CREATOR beats X on MCC" means by >= this (lower end of the one-sided interval)
     disentangle_margin: float = 0.02  # LocR^2 gain of step 3 on the latents it can change
-    shd_margin: float = 0.5  # "CREATOR's SHD is lower" means by >= this many edges on average (see TUNING)
+    # "CREATOR's SHD is lower than both trivial graphs'" means by >= this share of the d(d-1)/2 node pairs on average
+    # (0.32: between random pruning's mean advantage and CREATOR's lower end on the dev seeds; see TUNING)
+    shd_margin_pairs: float = 0.32
     test: str = "wilcoxon"
     alpha: float = 0.01
 
@@ -155,6 +157,19 @@ def _matched_rows_mean(creator: CREATOR, Xs, truth, K: int) -> dict:
     return {"mcc": mcc(np.vstack(truth.latents[:K]), Xw @ np.array(G).T)}
 
 
+def _random_pruning(creator: CREATOR, no_prune, truth, rng) -> dict:
+    """The graph-only control of the SHD claims: CREATOR's order and CREATOR's own number of edges, but the edges
+    kept drawn at random from the complete DAG in that order (CREATOR minus the pruning's judgement of WHICH edges,
+    otherwise equal)."""
+    full = np.argwhere(no_prune.adjacency_matrix_ != 0)  # the complete DAG in CREATOR's order, CREATOR's labels
+    k = int(np.count_nonzero(creator.adjacency_matrix_))
+    B = np.zeros_like(no_prune.adjacency_matrix_, dtype=int)
+    if k:
+        keep = full[rng.choice(len(full), size=k, replace=False)]
+        B[keep[:, 0], keep[:, 1]] = 1
+    return {"shd_best": shd_best(truth.adjacency, B), "n_edges": k}
+
+
 def _cell(cfg: Config, Xs_all, truth, d: int, K: int, regime: str, rs: int, with_lingam: bool) -> dict:
     Xs = Xs_all[:K]
     sur = surrounded_sets(truth.adjacency)
@@ -184,6 +199,7 @@ def _cell(cfg: Config, Xs_all, truth, d: int, K: int, regime: str, rs: int, with
     out["no_intersection"] = _evaluate(no_int, Xs, truth, K)
     out["random_intersection"] = _evaluate(rand_int, Xs, truth, K)
     out["no_pruning"] = _evaluate(no_prune, Xs, truth, K)
+    out["random_pruning"] = _random_pruning(creator, no_prune, truth, np.random.default_rng([rs, K, 13]))
     out["matched_rows_mean"] = _matched_rows_mean(creator, Xs, truth, K)
     out["env0_ica"] = _evaluate(env0, Xs, truth, K)
     out["lingcrel"] = _evaluate(lingcrel, Xs, truth, K)
@@ -403,6 +419,49 @@ TUNING = (
     ),
 )
 
+_TUNING_V3C = (
+    dict(
+        variant="second referee of issue 55 (probes): re-judging the stored v3b reference records (seeds 100-119) with "
+        "LiNGCReL-like removed from lower_shd's baselines and with shd_margin 0 / 0.25 / 0.5 / 1 / 2; "
+        "disentanglement_gain per d on those records; a 'guarded' random intersection and Gaussian-noise copies "
+        "(d=3) and a rank-1 environment on dev data seeds",
+        seeds=_OLD + list(range(100, 120)),
+        outcome="lower_shd rested on LiNGCReL-like (without it the no-pruning control was inconclusive; the margin "
+        "changed no verdict); disentanglement_gain lower end 0.030 pooled, 0.011 at d=5, 0.037 at d=7 (carried by "
+        "d=7); order_tol 0.2 missed some d=3 Gaussian copies. These looked at the reported seeds: the v3c design "
+        "below was then set on the dev seeds only",
+    ),
+    dict(
+        variant="v3c, full preset --dev: lower_shd's baselines = the complete DAG in CREATOR's order (no pruning) and "
+        "the empty graph; its control = random pruning (CREATOR's order and edge count, edges drawn at random from "
+        "that complete DAG), first with shd_margin 0.5 edges; disentanglement_gain judged per d >= 5 with "
+        "requires single_env_ica_fails_d*",
+        seeds=_OLD,
+        outcome="SHD (d=3/5/7) CREATOR 0.20/0.40/1.25, complete DAG 0.75/4.50/10.80, empty 2.25/5.50/10.20, random "
+        "pruning 0.75/1.75/4.70 (the best relabelling helps a random graph a lot): at 0.5 edges random pruning "
+        "PASSES the rule (lower ends 2.06 at d=5, 4.42 at d=7), so the margin matters; CREATOR's lower ends 3.55 / "
+        "7.79; disentanglement lower ends 0.025 (d=5), 0.040 (d=7) against 0.02",
+    ),
+    dict(
+        variant="v3c: shd_margin replaced by shd_margin_pairs = 0.32 of the d(d-1)/2 node pairs (3.2 edges at d=5, "
+        "6.72 at d=7): between random pruning's mean advantage (0.275 / 0.262 of the pairs) and CREATOR's lower "
+        "end (0.355 / 0.371) on the dev run; lower_shd judged at d >= 5 only (at d=3 the complete DAG in CREATOR's "
+        "order misses 0.75 of 3 pairs, so no margin exists: CREATOR's lower end 0.12, random pruning's mean 0.0)",
+        seeds=_OLD,
+        outcome="dev re-judged: claims hold (lower_shd_d5 lower end 3.55 vs 3.2, lower_shd_d7 7.79 vs 6.72), every "
+        "control rejects with its arm failing (random pruning 2.75 / 5.50 mean advantage < 3.2 / 6.72)",
+    ),
+    dict(
+        variant="v3c, the heterogeneity diagnostic at d=3 and d=5: CREATOR(d, random_state=0) on "
+        "make_linear_crl_data(n_latent=d, n_envs=2d, min_edges=d-1, seed=s) and on its Gaussian-noise copy, "
+        "data seeds 0-19; order_tol left at 0.2",
+        seeds=_OLD,
+        outcome="first-step score, non-Gaussian max 0.088 (d=3) / 0.099 (d=5); Gaussian copies min 0.116 (d=3) / "
+        "0.261 (d=5): the 0.2 warning fires on 11/20 Gaussian copies at d=3 and 20/20 at d=5; a d-free tol near "
+        "0.1 would separate d=3 and d=5 but d=7 was not probed, so it is left open",
+    ),
+)
+
 EXPERIMENT = register(
     Experiment(
         slug="linear_crl",
@@ -412,6 +471,6 @@ EXPERIMENT = register(
         judge=judge,
         threads=1,
         dev_seeds=tuple(_OLD),
-        tuning=TUNING,
+        tuning=TUNING + _TUNING_V3C,
     )
 )
