@@ -380,8 +380,14 @@ def measure(cfg: Config, seed: int, progress) -> dict:
     r2 = seq.unlearn([c2], cfg.epsilon, cfg.delta, sigma=cfg.claim_sigma)
     trained = [r1.trajectory.rounds, r2.trajectory.rounds]
     # fresh noise per request: the second request's draw against the first's on the nodes both perturb
+    # read from the released starts (the resumed runs' first checkpoints minus the branch's model there before the
+    # noise), not from the returned noise tensors: a release reusing a cached vector cannot hide behind a fresh one
+    t1, t2 = r1.certificate.t_star, r2.certificate.t_star
+    X2, ids2 = seq._checkpoint(t2)
+    rel1 = r1.trajectory.checkpoints[t1] - traj.checkpoints[t1][[traj.nodes.index(i) for i in r1.nodes]]
+    rel2 = r2.trajectory.checkpoints[t2] - X2[[list(ids2).index(i) for i in r2.nodes]]
     rows1 = [list(r1.nodes).index(i) for i in r2.nodes]
-    z1, z2 = r1.noise[rows1].flatten().numpy(), r2.noise.flatten().numpy()
+    z1, z2 = rel1[rows1].flatten().numpy(), rel2.flatten().numpy()
     noise_corr = float(np.corrcoef(z1, z2)[0, 1]) if z1.std() > 0 and z2.std() > 0 else 1.0
     certified = [r1.certificate.rounds_retrained, r2.certificate.rounds_retrained]
     out["sequential"] = {
