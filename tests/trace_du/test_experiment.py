@@ -12,9 +12,11 @@ from icml26.trace_du.claims import (
     AGNOSTIC_BOUND,
     AGNOSTIC_SIGMA,
     CHECKS,
+    NO_NOISE,
     NO_REWIND,
     PRECONDITIONS,
     budget_claim_id,
+    weak_asr_claim_id,
     weak_claim_id,
 )
 from icml26.trace_du.distributed import spawn_gossip
@@ -23,12 +25,16 @@ from icml26.trace_du.experiment import QUICK, TOPOLOGIES, _draw_seed
 UNLEARNING = ("unlearned_asr_close_to_retrain", "unlearned_mia_close_to_retrain", "asr_below_fine_tune")
 BUDGET = [budget_claim_id(t, R) for t in TOPOLOGIES for R in QUICK.budgets]
 WEAK = [weak_claim_id(t, QUICK.weak_budget, QUICK.weak_epsilon) for t in TOPOLOGIES]
+WEAK_ASR = [weak_asr_claim_id(t, QUICK.weak_budget, QUICK.weak_epsilon) for t in TOPOLOGIES]
 KINDS = {
     **dict.fromkeys(PRECONDITIONS, "precondition"),
     **dict.fromkeys(CHECKS, "check"),
-    **dict.fromkeys(BUDGET + WEAK + list(UNLEARNING), "claim"),
+    **dict.fromkeys(BUDGET + WEAK + WEAK_ASR + list(UNLEARNING), "claim"),
     **dict.fromkeys(
-        [c + AGNOSTIC_SIGMA for c in BUDGET] + [c + AGNOSTIC_BOUND for c in WEAK] + [c + NO_REWIND for c in UNLEARNING],
+        [c + AGNOSTIC_SIGMA for c in BUDGET]
+        + [c + AGNOSTIC_BOUND for c in WEAK]
+        + [c + NO_NOISE for c in WEAK_ASR]
+        + [c + NO_REWIND for c in UNLEARNING],
         "control",
     ),
 }
@@ -47,6 +53,18 @@ def test_quick_preset_end_to_end(quick_run):
         assert by_id[cid]["controls"] == [cid + AGNOSTIC_SIGMA] and by_id[cid]["requires"] == []
     for cid in WEAK:  # the weak certificate against retraining for R rounds, controlled by the agnostic bound
         assert by_id[cid]["controls"] == [cid + AGNOSTIC_BOUND] and by_id[cid]["requires"] == []
+    for cid in WEAK_ASR:  # its backdoor companion, controlled by the same rewind without the noise
+        assert by_id[cid]["controls"] == [cid + NO_NOISE]
+        assert by_id[cid]["requires"] == ["backdoor_learned", "retrain_removes_backdoor"]
+    for topo in TOPOLOGIES:  # each arm of the weak cell at its own step size, the no-noise arm at the graph-aware one
+        weak = result["records"][0][topo]["weak"]
+        assert weak["lr"] == {
+            "graph": QUICK.weak_lr_graph,
+            "agnostic": QUICK.weak_lr_agnostic,
+            "retrain_R": QUICK.weak_lr_retrain,
+        }
+        assert weak["no_noise"]["t_star"] == weak["graph"]["t_star"] == 60 - QUICK.weak_budget
+        assert weak["retrain_R"] != weak["retrain_R_train_lr"]
     for cid in UNLEARNING:  # judged only where the rewind matters (t* >= T/4), against the no-rewind arm
         assert by_id[cid]["controls"] == [cid + NO_REWIND]
         assert by_id[cid]["requires"] == list(PRECONDITIONS)

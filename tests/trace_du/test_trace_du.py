@@ -255,6 +255,25 @@ def test_precommitted_rewind_ignores_the_forgotten_clients_data():
         t.unlearn([2], 1.0, 1e-4, sigma=1.0, select="earliest")
 
 
+def test_resume_lr_changes_the_resumed_rounds_not_the_certificate():
+    """resume_lr: the resumed rounds post-process the released start, so the certificate (t*, sigma, bound) is the
+    same at any step size while the model differs; bad values and a further request on such a branch raise."""
+    data, model, W, traj = _setup(seed=3, rounds=14)
+    a = TraceDU(traj).unlearn([2], 1.0, 1e-4, max_rounds=5, seed=11)
+    b = TraceDU(traj).unlearn([2], 1.0, 1e-4, max_rounds=5, seed=11, resume_lr=3.0)
+    ca, cb = a.certificate, b.certificate
+    assert (ca.t_star, ca.sigma, ca.sensitivity) == (cb.t_star, cb.sigma, cb.sensitivity)
+    assert torch.equal(a.trajectory.checkpoints[ca.t_star], b.trajectory.checkpoints[cb.t_star])  # same release
+    assert not torch.allclose(a.models, b.models)
+    for bad in (0.0, -1.0, float("nan"), True, "2"):
+        with pytest.raises(ValueError, match="resume_lr"):
+            TraceDU(traj).unlearn([2], 1.0, 1e-4, max_rounds=5, resume_lr=bad)
+    t = TraceDU(traj)
+    t.unlearn([2], 1.0, 1e-4, max_rounds=5, resume_lr=3.0)
+    with pytest.raises(ValueError, match="resume_lr"):
+        t.unlearn([4], 1.0, 1e-4, max_rounds=5)
+
+
 def test_released_start_is_checkpoint_plus_gaussian_noise(setup):
     """The resumed run starts at X^{t*} + N(0, sigma^2): per coordinate, the perturbation over sigma has mean 0 and
     variance 1 (the real path, not the returned noise tensor)."""

@@ -32,7 +32,7 @@ def _kept(traj: Trajectory, forget: Iterable[int]) -> tuple[tuple[int, ...], tup
     return U, kept
 
 
-def _run(traj: Trajectory, kept, W, rounds: int, init, start: int) -> Trajectory:
+def _run(traj: Trajectory, kept, W, rounds: int, init, start: int, lr: float | None = None) -> Trajectory:
     c = traj.config
     data = dict(zip(traj.nodes, traj.node_data))
     return DecentralizedSGD(
@@ -40,7 +40,7 @@ def _run(traj: Trajectory, kept, W, rounds: int, init, start: int) -> Trajectory
         [data[i] for i in kept],
         W,
         local_steps=c["local_steps"],
-        lr=c["lr"],
+        lr=c["lr"] if lr is None else lr,
         batch_size=c["batch_size"],
         rounds=rounds,
         seed=c["seed"],
@@ -51,11 +51,12 @@ def _run(traj: Trajectory, kept, W, rounds: int, init, start: int) -> Trajectory
     ).run()
 
 
-def retrain(traj: Trajectory, forget: Iterable[int], rounds: int | None = None) -> Trajectory:
-    """Retrain from round 0 without ``forget`` (same init, same batches of the kept nodes)."""
+def retrain(traj: Trajectory, forget: Iterable[int], rounds: int | None = None, lr: float | None = None) -> Trajectory:
+    """Retrain from round 0 without ``forget`` (same init, same batches of the kept nodes); ``lr`` overrides the
+    training run's step size (default: the same)."""
     U, kept = _kept(traj, forget)
     x0 = traj.checkpoints[traj.start][[traj.nodes.index(i) for i in kept]]
-    return _run(traj, kept, remove_nodes(traj.W, U), traj.rounds if rounds is None else rounds, x0, 0)
+    return _run(traj, kept, remove_nodes(traj.W, U), traj.rounds if rounds is None else rounds, x0, 0, lr)
 
 
 def fine_tune(traj: Trajectory, forget: Iterable[int], rounds: int) -> Trajectory:

@@ -32,7 +32,7 @@ from .baselines import _run, fine_tune, last_plus_noise, retrain
 from .claims import judge
 from .data import make_backdoor_digits
 from .graphs import erdos_renyi, metropolis_weights, remove_nodes, ring
-from .mechanisms import gaussian_sigma, sensitivity_threshold
+from .mechanisms import analytic_gaussian_sigma, gaussian_sigma, sensitivity_threshold
 from .metrics import accuracy, backdoor_asr, mia_auc
 from .models import MLP, SoftmaxRegression
 from .training import DecentralizedSGD
@@ -70,6 +70,12 @@ class Config:
     # a weak certificate at the tight budget, where a certified arm might beat retraining from the init for R rounds
     weak_epsilon: float = 16.0
     weak_budget: int = 25
+    # the step size of the weak cell's R rounds, chosen per arm on the dev seeds from one grid (second referee: the
+    # retrain-R baseline at the training lr was never tuned); the certified arms' resumed rounds are post-processing
+    weak_lr_grid: tuple[float, ...] = (1.9, 3.0, 5.0, 8.0, 12.0, 16.0)
+    weak_lr_graph: float = 12.0
+    weak_lr_agnostic: float = 16.0  # the grid's edge: the control arm might gain at a larger step (open)
+    weak_lr_retrain: float = 12.0
     sigmas: tuple[float, ...] = (32.0, 64.0, 96.0, 128.0, 192.0, 256.0)  # t* sweep (bound only, no training)
     claim_sigma: float = 128.0
     # the non-convex (heuristic) variant
@@ -107,6 +113,10 @@ class Config:
             raise ValueError(f"weak_budget must be an integer in [1, rounds={self.rounds}], got {self.weak_budget!r}")
         if not 1 <= self.weak_budget <= self.rounds:
             raise ValueError(f"weak_budget must be an integer in [1, rounds={self.rounds}], got {self.weak_budget!r}")
+        for name in ("weak_lr_graph", "weak_lr_agnostic", "weak_lr_retrain"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
         if not (self.claim_sigma > 0 and math.isfinite(self.claim_sigma)):
             raise ValueError(f"claim_sigma must be a finite number > 0, got {self.claim_sigma!r}")
 
@@ -143,7 +153,8 @@ def _noise_excess(cfg: Config, res: UnlearnResult, base: torch.Tensor) -> float:
     per-coordinate perturbation over ``sigma``, and the relative calibration gap; <= 0 when all agree."""
     cert = res.certificate
     start = res.trajectory.checkpoints[cert.t_star]
-    cal = gaussian_sigma(cfg.epsilon, cfg.delta, cert.sensitivity) if cert.sensitivity > 0 else 0.0
+    calibrate = analytic_gaussian_sigma if cert.mechanism == "analytic" else gaussian_sigma
+    cal = calibrate(cert.epsilon, cert.delta, cert.sensitivity) if cert.sensitivity > 0 else 0.0
     if cert.sigma <= 0:
         return float(cal - cert.sigma + float((start - base).abs().max()))
     z = ((start - base) / cert.sigma).flatten().numpy()
@@ -257,19 +268,33 @@ def _topology(cfg: Config, seed: int, name: str, data, model, progress) -> tuple
         row["regime_agnostic_log10_bound"] = float(regime_log10[T - R])
         rec["budget"].append(row)
     # the weak certificate (eps = weak_epsilon, analytic Gaussian) at R = weak_budget: both bounds, M draws each,
-    # against exact retraining from the init for the same R rounds
+    # against exact retraining from the init for the same R rounds; each arm's R rounds at its own step size (chosen on
+    # the dev seeds from cfg.weak_lr_grid)
     Rw = cfg.weak_budget
-    weak: dict = {"R": Rw, "epsilon": cfg.weak_epsilon}
+    lrs = {"graph": cfg.weak_lr_graph, "agnostic": cfg.weak_lr_agnostic, "retrain_R": cfg.weak_lr_retrain}
+    weak: dict = {"R": Rw, "epsilon": cfg.weak_epsilon, "lr": lrs}
     for a, key in enumerate(("graph", "agnostic")):
         rows_w, cw = [], None
         for m in range(cfg.noise_draws):
             r = TraceDU(traj, "strongly_convex", bound=key, mechanism="analytic").unlearn(
-                [c1], cfg.weak_epsilon, cfg.delta, max_rounds=Rw, seed=_draw_seed(seed, ti, 7, 3 + a, m)
+                [c1],
+                cfg.weak_epsilon,
+                cfg.delta,
+                max_rounds=Rw,
+                seed=_draw_seed(seed, ti, 7, 3 + a, m),
+                resume_lr=lrs[key],
             )
             cw = r.certificate
             rows_w.append(_metrics(model, data, r.models))
+            noise.append(_noise_excess(cfg, r, traj.checkpoints[cw.t_star][kept]))
         weak[key] = {"t_star": cw.t_star, "sigma": cw.sigma, **_mean_metrics(rows_w)}
-    weak["retrain_R"] = _metrics(model, data, retrain(traj, [c1], rounds=Rw).final)
+    # the ASR claim's control: the graph-aware arm's rewind and rounds with its noise drawn but not added
+    t_w = weak["graph"]["t_star"]
+    nn_w = _run(traj, kept, remove_nodes(traj.W, [c1]), T - t_w, traj.checkpoints[t_w][kept], t_w, lr=lrs["graph"])
+    weak["no_noise"] = {"t_star": t_w, **_metrics(model, data, nn_w.final)}
+    weak["retrain_R"] = _metrics(model, data, retrain(traj, [c1], rounds=Rw, lr=lrs["retrain_R"]).final)
+    # the baseline as the first two reference runs had it (the training step size), for the before/after record
+    weak["retrain_R_train_lr"] = _metrics(model, data, retrain(traj, [c1], rounds=Rw).final)
     rec["weak"] = weak
     rec["noise_excess"] = max(noise)
     _log(progress, f"{name}: budgets done")
@@ -355,8 +380,14 @@ def measure(cfg: Config, seed: int, progress) -> dict:
     r2 = seq.unlearn([c2], cfg.epsilon, cfg.delta, sigma=cfg.claim_sigma)
     trained = [r1.trajectory.rounds, r2.trajectory.rounds]
     # fresh noise per request: the second request's draw against the first's on the nodes both perturb
+    # read from the released starts (the resumed runs' first checkpoints minus the branch's model there before the
+    # noise), not from the returned noise tensors: a release reusing a cached vector cannot hide behind a fresh one
+    t1, t2 = r1.certificate.t_star, r2.certificate.t_star
+    X2, ids2 = seq._checkpoint(t2)
+    rel1 = r1.trajectory.checkpoints[t1] - traj.checkpoints[t1][[traj.nodes.index(i) for i in r1.nodes]]
+    rel2 = r2.trajectory.checkpoints[t2] - X2[[list(ids2).index(i) for i in r2.nodes]]
     rows1 = [list(r1.nodes).index(i) for i in r2.nodes]
-    z1, z2 = r1.noise[rows1].flatten().numpy(), r2.noise.flatten().numpy()
+    z1, z2 = rel1[rows1].flatten().numpy(), rel2.flatten().numpy()
     noise_corr = float(np.corrcoef(z1, z2)[0, 1]) if z1.std() > 0 and z2.std() > 0 else 1.0
     certified = [r1.certificate.rounds_retrained, r2.certificate.rounds_retrained]
     out["sequential"] = {
@@ -514,6 +545,27 @@ TUNING = (
         seeds=_V1,
         outcome="none read. The eps-16 claims go to the reported seeds designed on the probe's seeds 0-1 only (a "
         "weaker design basis than the other claims; said so in the docs)",
+    ),
+    dict(
+        variant="second referee's probes (not design choices of ours, recorded because they saw reported seeds): lr of "
+        "retrain-R and of the graph-aware arm's resumed rounds in the eps-16 cell over 1.9 / 3 / 5 / 8 / 12 / 16, "
+        "sigma of the graph-aware arm inflated 1-2x, a certified no-rewind arm, 2 draws, ring",
+        seeds=[100, 101],
+        outcome="retrain-R 0.495 / 0.515 at lr 1.9, 0.684 / 0.675 at lr 8; graph-aware 0.699 at lr 12: the claim "
+        "survives both tuned with a 0.01-0.03 margin. Nothing below was chosen from these numbers",
+    ),
+    dict(
+        variant="v3c: one lr grid (1.9, 3, 5, 8, 12, 16) for the eps-16 cell's R=25 rounds, the same for every arm "
+        "(retrain-R from the init, the graph-aware and the graph-agnostic arms' resumed rounds), M=2 draws, both "
+        "graphs; per arm the lr with the highest dev accuracy averaged over both graphs",
+        seeds=_V1,
+        outcome="accuracy ring / ER: retrain-R 0.508 / 0.521 at 1.9, 0.663 / 0.698 at 8, 0.671 / 0.709 at 12 (picked), "
+        "0.659 / 0.694 at 16; graph-aware 0.592 / 0.613 at 1.9, 0.699 / 0.715 at 8, 0.696 / 0.719 at 12 (picked), "
+        "0.663 / 0.694 at 16; agnostic 0.250 / 0.270 at 1.9 up to 0.620 / 0.648 at 16 (picked, the grid's edge). At "
+        "the picked lrs graph-aware beats retrain-R on 9/10 (ring, +0.026) and 6/10 (ER, +0.010) dev seeds: the ER "
+        "claim does not hold on the dev seeds; ASR graph-aware 0.040 / 0.048 vs retrain-R 0.007 / 0.005 (the tuned lr "
+        "also cuts the backdoor the noisy start keeps). Added: the ASR companion claim (margin asr_margin 0.05, set "
+        "before this probe for the other ASR claim) with a no-noise control",
     ),
 )
 

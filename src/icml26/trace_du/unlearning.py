@@ -275,6 +275,7 @@ class TraceDU:
         seed: int | None = None,
         select: str = "latest",
         t_star: int | None = None,
+        resume_lr: float | None = None,
     ) -> UnlearnResult:
         """Remove ``forget`` (on top of earlier requests): rewind, add calibrated Gaussian noise, resume training.
 
@@ -284,9 +285,24 @@ class TraceDU:
 
         ``select="precommitted"`` takes the rewind point ``t_star`` fixed before the request (so it cannot depend on
         the forgotten clients' messages): ``sigma`` given must cover the bound there (else ValueError), or, without
-        ``sigma``, is calibrated to it.  ``select="latest"`` (default) picks it from the bound as above."""
+        ``sigma``, is calibrated to it.  ``select="latest"`` (default) picks it from the bound as above.
+
+        ``resume_lr`` is the step size of the resumed rounds (default: the training run's).  The certificate covers
+        the released start; the resumed rounds only post-process it on the kept clients' data, so their step size
+        does not change it (the bound itself is always that of the original training run)."""
         mechanism = self.mechanism if mechanism is None else mechanism
         epsilon, delta = check_privacy(epsilon, delta, mechanism)
+        if resume_lr is not None and (
+            isinstance(resume_lr, bool)
+            or not isinstance(resume_lr, (int, float))
+            or not (math.isfinite(resume_lr) and resume_lr > 0)
+        ):
+            raise ValueError(f"resume_lr must be a finite number > 0, got {resume_lr!r}")
+        if getattr(self, "_resumed_off_lr", False):
+            raise ValueError(
+                "an earlier request resumed with a resume_lr other than the training step size: the bound for a "
+                "further request along that branch is not derived; use a fresh TraceDU for each such request"
+            )
         F = self._forget(forget)
         if select not in ("latest", "precommitted"):
             raise ValueError(f"select must be 'latest' or 'precommitted', got {select!r}")
@@ -352,7 +368,7 @@ class TraceDU:
             [self.data[i] for i in kept],
             remove_nodes(self.W0, U),
             local_steps=cfg["local_steps"],
-            lr=cfg["lr"],
+            lr=cfg["lr"] if resume_lr is None else float(resume_lr),
             batch_size=cfg["batch_size"],
             rounds=self.T - t_star,
             seed=cfg["seed"],
@@ -367,6 +383,7 @@ class TraceDU:
         self.branch.append((seg, seg.end))
         self.noises.append((req, sigma, s))
         self.removed = U
+        self._resumed_off_lr = resume_lr is not None and float(resume_lr) != float(cfg["lr"])
         cert = Certificate(
             epsilon,
             delta,
