@@ -161,3 +161,42 @@ def quick_run(tmp_path_factory):
         return runs[slug]
 
     return get
+
+
+def _v3_reference(slug: str, experiment, full) -> dict:
+    """results/SLUG/result.json, after asserting the evidence-v3 contract every migrated paper keeps: the full preset's
+    seeds, reported seeds held out from the dev seeds, a ledger whose entries that saw reported seeds say so (a lapse
+    recorded, never hidden), verdicts equal to a re-judge of the stored records (not stale against the judge), every
+    claim controlled by control statements (or a no_control reason), nothing uncontrolled, every check passing."""
+    import json
+    from pathlib import Path
+
+    from icml26.core import HOLDS
+    from icml26.core.runner import judge_records
+
+    r = json.loads((Path(__file__).resolve().parents[1] / "results" / slug / "result.json").read_text())
+    assert r["preset"] == "full" and r["seeds"] == list(experiment.seeds["full"])
+    assert r["dev_seeds"] and not set(r["seeds"]) & set(r["dev_seeds"])
+    assert r["tuning"]
+    reported = set(experiment.seeds["full"]) | set(experiment.seeds["quick"])
+    for t in r["tuning"]:
+        saw = sorted(set(t["seeds"]) & reported)
+        assert t["saw reported seeds"] == (saw or "no"), t["variant"]
+        assert saw or set(t["seeds"]) <= set(r["dev_seeds"]), t["variant"]
+    rejudged = judge_records(experiment, full, r["records"], r["seeds"]).by_id()
+    assert {c["id"]: c["verdict"] for c in r["claims"]} == {i: c.verdict for i, c in rejudged.items()}
+    by_id = {c["id"]: c for c in r["claims"]}
+    for c in by_id.values():
+        if c["kind"] == "claim":
+            assert c["controls"] or c["no_control"], c["id"]
+            assert all(by_id[k]["kind"] == "control" for k in c["controls"]), c["id"]
+    assert r["counts"]["uncontrolled"] == {"holds": 0, "does not hold": 0, "inconclusive": 0}
+    assert all(c["verdict"] == HOLDS for c in by_id.values() if c["kind"] == "check")
+    return r
+
+
+@pytest.fixture
+def v3_reference():
+    """``v3_reference(slug, EXPERIMENT, FULL) -> result.json`` with the evidence-v3 contract asserted (see
+    :func:`_v3_reference`); each paper's test_reference.py adds its own assertions on the returned run."""
+    return _v3_reference
