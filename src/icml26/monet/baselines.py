@@ -11,14 +11,15 @@ so every arm runs through the same loop, batches and budget.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from .data import BimodalSplit
-from .model import MoNet, _check_inputs, check_modalities
+from .model import MoNet, _check_inputs, check_labels, check_modalities
 
 __all__ = [
     "JointConcat",
@@ -132,6 +133,9 @@ def ogm_coefficients(scores: Mapping[str, float], alpha: float) -> dict[str, flo
     Only the dominant modality (``rho_m > 1``) is slowed down."""
     if not alpha >= 0:
         raise ValueError(f"alpha must be >= 0, got {alpha!r}")
+    bad = {m: s for m, s in scores.items() if not (float(s) >= 0 and math.isfinite(float(s)))}
+    if bad:
+        raise ValueError(f"scores must be finite and >= 0 (summed softmax probabilities), got {bad}")
     out = {}
     for m, s in scores.items():
         rho = float(s) / max(_one_vs_others(scores, m), 1e-12)
@@ -404,7 +408,7 @@ OPTIMIZERS = {"adam": (torch.optim.Adam, {}), "sgd": (torch.optim.SGD, {"momentu
 
 def fit(
     model: nn.Module,
-    train: BimodalSplit,
+    train: BimodalSplit | Iterable,
     method: Strategy | None = None,
     epochs: int = 40,
     batch_size: int = 64,
@@ -417,7 +421,10 @@ def fit(
     ``seed``) with ``optimizer`` at ``lr``: ``"adam"`` or ``"sgd"`` (momentum 0.9, weight decay 1e-4, the protocol
     of the balancing literature).  A :class:`~icml26.monet.model.MoNet` trains with its own ``training_step``
     (``method`` must be ``None``); a :class:`JointConcat` with ``method``.  ``callback(epoch, model)`` runs after
-    every epoch.  Returns the per-epoch mean of the step logs."""
+    every epoch.  ``train`` is a :class:`BimodalSplit` (shuffled from ``seed`` into ``batch_size`` batches) or, as
+    PyTorch users pass data, a re-iterable of ``(inputs, y)`` batches such as a ``torch.utils.data.DataLoader``
+    (``inputs`` a mapping modality -> tensor; its own batching and order are used; PMR then needs a BimodalSplit
+    for its prototypes).  Returns the per-epoch mean of the step logs."""
     for name, v, lo in (("epochs", epochs, 1), ("batch_size", batch_size, 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -427,7 +434,14 @@ def fit(
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
     opt_cls, opt_kw = OPTIMIZERS[optimizer]
     if not isinstance(train, BimodalSplit):
-        raise TypeError(f"train must be a BimodalSplit, got {type(train).__name__}")
+        if isinstance(train, Mapping) or not isinstance(train, Iterable) or iter(train) is train:
+            raise TypeError(
+                "train must be a BimodalSplit or a re-iterable of (inputs, y) batches such as a DataLoader, got "
+                f"{type(train).__name__}" + (" (a one-shot iterator: it would be empty after the first epoch)"
+                                             if isinstance(train, Iterable) and iter(train) is train else "")
+            )
+        if isinstance(method, PMR):
+            raise TypeError("train must be a BimodalSplit for PMR (its prototypes need the whole training split)")
     g = torch.Generator().manual_seed(int(seed))
     if isinstance(model, MoNet):
         if method is not None:
@@ -446,11 +460,14 @@ def fit(
         if method is not None:
             method.on_epoch_start(model, train, epoch)
         logs: list[dict] = []
-        for inputs, y in train.batches(batch_size, g):
+        batches = train.batches(batch_size, g) if isinstance(train, BimodalSplit) else _loader_batches(train, model)
+        for inputs, y in batches:
             if isinstance(model, MoNet):
                 logs.append(model.training_step((inputs, y)))
             else:
                 logs.append(method.step(model, opt, inputs, y, epoch))
+        if not logs:
+            raise ValueError("train yielded no batches")
         keys = [k for k, v in logs[0].items() if isinstance(v, float)]
         history.append({k: sum(r[k] for r in logs) / len(logs) for k in keys})
         model.eval()
@@ -458,6 +475,19 @@ def fit(
             callback(epoch, model)
     model.eval()
     return history
+
+
+def _loader_batches(train: Iterable, model: nn.Module):
+    """``(inputs, y)`` batches of a user's loader, validated: a pair, a mapping of the model's modalities, labels in
+    range (lists/tuples of two items from a default-collated dict dataset are accepted)."""
+    n_classes = model.n_classes
+    for i, batch in enumerate(train):
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+            raise TypeError(f"train must yield (inputs, y) batches; batch {i} is a {type(batch).__name__}")
+        inputs, y = batch
+        _check_inputs(inputs, model.modalities)
+        check_labels(y, n_classes)
+        yield inputs, y
 
 
 @torch.no_grad()

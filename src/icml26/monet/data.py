@@ -105,6 +105,8 @@ def make_imbalanced_bimodal(
     corrupt_b: float = 0.1,
     flip_b: float = 0.0,
     gain_b: float = 1.0,
+    alias_a: int = 0,
+    alias_b: int = 0,
     names: tuple[str, str] = ("a", "b"),
 ) -> BimodalData:
     """Synthetic two-modality classification with a dominant and a weak modality (spec S1).
@@ -118,6 +120,11 @@ def make_imbalanced_bimodal(
     * modality B (weak, slow): ``x_b = tanh(R (scale_b * mu_b[y_b] + noise_b * eps))`` with ``y_b`` corrupted
       independently with probability ``corrupt_b``: harder to read (small margin, a nonlinear warp) but more
       reliable, so the best fused classifier needs B on the ~``corrupt_a`` share of samples where A is wrong.
+
+    Complementary modalities (``alias_a``, ``alias_b`` > 0): modality A draws its prototype from ``y_a mod alias_a``
+    (it cannot tell apart classes that agree modulo ``alias_a``) and modality B from ``y_b // ceil(K / alias_b)``
+    (it sees only which block of consecutive classes ``y`` is in).  Each then carries information the other lacks,
+    and with ``alias_a = 5, alias_b = 2`` (``K = 10``) only both together identify the class; 0 turns aliasing off.
 
     ``info`` holds the resampled masks (``"resampled_a"``, ``"resampled_b"``, on train) and the knobs.
     """
@@ -133,6 +140,10 @@ def make_imbalanced_bimodal(
     corrupt_b = _check_float("corrupt_b", corrupt_b, 0.0, 1.0)
     flip_b = _check_float("flip_b", flip_b, 0.0, 1.0)
     gain_b = _check_float("gain_b", gain_b, 0.0)
+    alias_a, alias_b = _check_int("alias_a", alias_a, 0), _check_int("alias_b", alias_b, 0)
+    for name, v in (("alias_a", alias_a), ("alias_b", alias_b)):
+        if v == 1 or v > k:
+            raise ValueError(f"{name} must be 0 (off) or an integer in [2, n_classes={k}], got {v}")
     if not (
         isinstance(names, tuple)
         and len(names) == 2
@@ -149,6 +160,10 @@ def make_imbalanced_bimodal(
         res_a, res_b = rng.random(n) < corrupt_a, rng.random(n) < corrupt_b
         ya = np.where(res_a, rng.integers(0, k, n), y)
         yb = np.where(res_b, rng.integers(0, k, n), y)
+        if alias_a:
+            ya = ya % alias_a
+        if alias_b:
+            yb = yb // -(-k // alias_b)
         xa = scale_a * mu_a[ya] + noise_a * rng.normal(size=(n, dim_a))
         sign = np.where(rng.random(n) < flip_b, -1.0, 1.0)[:, None]
         xb = gain_b * np.tanh((sign * scale_b * mu_b[yb] + noise_b * rng.normal(size=(n, dim_b))) @ R.T)
@@ -172,6 +187,8 @@ def make_imbalanced_bimodal(
             "corrupt_b": corrupt_b,
             "flip_b": flip_b,
             "gain_b": gain_b,
+            "alias_a": alias_a,
+            "alias_b": alias_b,
         },
     }
     return BimodalData(train, val, test, k, strong=names[0], weak=names[1], info=info)

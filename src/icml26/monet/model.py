@@ -31,7 +31,7 @@ from torch.nn import functional as F
 
 from .cms import ContinuumMemoryMLP, _check_periods
 
-__all__ = ["MoNet", "MLPEncoder", "check_modalities", "adaptive_weights"]
+__all__ = ["MoNet", "MLPEncoder", "check_modalities", "check_labels", "adaptive_weights"]
 
 
 class MLPEncoder(nn.Module):
@@ -78,6 +78,24 @@ def _check_inputs(inputs, modalities: Sequence[str]) -> None:
         raise TypeError(f"inputs must be a mapping modality -> tensor, got {type(inputs).__name__}")
     if set(inputs) != set(modalities):
         raise ValueError(f"inputs must have exactly the modalities {sorted(modalities)}, got {sorted(inputs)}")
+
+
+def _check_width(m: str, z: torch.Tensor, feature_dims: Mapping[str, int]) -> None:
+    if z.ndim != 2 or int(z.shape[1]) != feature_dims[m]:
+        raise ValueError(
+            f"feature_dims[{m!r}] = {feature_dims[m]} disagrees with encoders[{m!r}]'s output shape "
+            f"{tuple(z.shape)}: feature_dims must give each encoder's output width"
+        )
+
+
+def check_labels(y, n_classes: int) -> None:
+    """``y`` must be an integer tensor of class indices in ``[0, n_classes)``; ValueError/TypeError naming ``y``."""
+    if not isinstance(y, torch.Tensor) or y.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
+        raise TypeError(f"y (the labels) must be an integer tensor, got {getattr(y, 'dtype', type(y).__name__)}")
+    if y.numel() and (int(y.min()) < 0 or int(y.max()) >= n_classes):
+        raise ValueError(
+            f"y (the labels) must lie in [0, n_classes={n_classes}), got values in [{int(y.min())}, {int(y.max())}]"
+        )
 
 
 def adaptive_weights(scores: torch.Tensor, beta: float) -> torch.Tensor:
@@ -152,6 +170,19 @@ class MoNet(nn.Module):
         self.step_count = 0
         self.modality_optimizers: dict[str, torch.optim.Optimizer] = {}
         self.fusion_optimizer: torch.optim.Optimizer | None = None
+        self._dry_run()
+
+    @torch.no_grad()
+    def _dry_run(self) -> None:
+        """Check ``feature_dims`` at construction: every encoder with an ``in_dim`` attribute (``MLPEncoder``) is run
+        on two zero rows and its output width compared (others are checked on their first batch)."""
+        for m in self.modalities:
+            in_dim = getattr(self.encoders[m], "in_dim", None)
+            if isinstance(in_dim, int) and in_dim > 0:
+                was = self.encoders[m].training
+                self.encoders[m].eval()
+                _check_width(m, self.encoders[m](torch.zeros(2, in_dim)), self.feature_dims)
+                self.encoders[m].train(was)
 
     # -- optimisation ---------------------------------------------------------------------------------------------
     def configure_optimizers(
@@ -192,6 +223,7 @@ class MoNet(nn.Module):
         for i, m in enumerate(self.modalities):
             with torch.no_grad():
                 z = self.ema_encoders[m](inputs[m])
+            _check_width(m, z, self.feature_dims)
             if fast is not None and self.encoder_fusion_grad > 0:
                 f = fast[m]
                 z = z + self.encoder_fusion_grad * (f - f.detach())
@@ -207,6 +239,7 @@ class MoNet(nn.Module):
             raise RuntimeError("call configure_optimizers(lr) before training_step")
         inputs, y = batch
         _check_inputs(inputs, self.modalities)
+        check_labels(y, self.n_classes)
         if not self.training:
             self.train()
         self.step_count += 1
@@ -216,6 +249,7 @@ class MoNet(nn.Module):
         fast, losses, fits = {}, {}, []
         for m in self.modalities:
             fast[m] = self.encoders[m](inputs[m])
+            _check_width(m, fast[m], self.feature_dims)
             logits = self.heads[m](fast[m])
             losses[m] = F.cross_entropy(logits, y)
             with torch.no_grad():
