@@ -437,8 +437,12 @@ def fit(
         if isinstance(train, Mapping) or not isinstance(train, Iterable) or iter(train) is train:
             raise TypeError(
                 "train must be a BimodalSplit or a re-iterable of (inputs, y) batches such as a DataLoader, got "
-                f"{type(train).__name__}" + (" (a one-shot iterator: it would be empty after the first epoch)"
-                                             if isinstance(train, Iterable) and iter(train) is train else "")
+                f"{type(train).__name__}"
+                + (
+                    " (a one-shot iterator: it would be empty after the first epoch)"
+                    if isinstance(train, Iterable) and iter(train) is train
+                    else ""
+                )
             )
         if isinstance(method, PMR):
             raise TypeError("train must be a BimodalSplit for PMR (its prototypes need the whole training split)")

@@ -124,8 +124,11 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             steps=cfg.epochs,
             note=f"{knob} in {list(vals)} (selected per seed on validation accuracy); {cfg.optimizer} "
             f"(momentum 0.9, wd 1e-4), batch {cfg.batch_size}, same batches and init for every arm; steps = epochs"
-            + ("; the best single modality and the oracle-fused reference come from these runs" if arm == "ensemble"
-               else ""),
+            + (
+                "; the best single modality and the oracle-fused reference come from these runs"
+                if arm == "ensemble"
+                else ""
+            ),
         )
     for ds in cfg.datasets:
         name, weak = DATASETS[ds], records[0][ds]["weak"]
@@ -179,7 +182,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             records,
             ds,
             CONTROLS["monet_beats_joint"],
-            lambda a: _acc(records, ds, a),
+            lambda a, ds=ds: _acc(records, ds, a),
         )
         cid = f"monet_weak_probe_{ds}"
         _controlled(
@@ -197,7 +200,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             records,
             ds,
             CONTROLS["monet_weak_probe"],
-            lambda a: _weak_probe(records, ds, a),
+            lambda a, ds=ds: _weak_probe(records, ds, a),
         )
         cid = f"monet_beats_best_unimodal_{ds}"
         _controlled(
@@ -216,7 +219,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             records,
             ds,
             CONTROLS["monet_beats_best_unimodal"],
-            lambda a: _acc(records, ds, a),
+            lambda a, ds=ds: _acc(records, ds, a),
         )
         cid = f"monet_beats_baselines_{ds}"
         base = ["joint", "best_unimodal", "ensemble", *(a for a in BALANCING if a in cfg.arms)]
@@ -235,7 +238,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             records,
             ds,
             CONTROLS["monet_beats_baselines"],
-            lambda a: _acc(records, ds, a),
+            lambda a, ds=ds: _acc(records, ds, a),
         )
     _add_checks(cfg, records, report)
     _tables(cfg, records, report)
@@ -347,11 +350,20 @@ def _tables(cfg: Config, records, report: Report) -> None:
         mo = np.array(_acc(records, ds, "monet"))
         for arm in (*cfg.arms, *DERIVED, *ABLATIONS, "no_fusion"):
             kind = (
-                "method" if arm == "monet" else "control arm" if arm in ABLATIONS or arm == "no_fusion"
-                else "reference" if arm == "oracle_fused" else "baseline"
+                "method"
+                if arm == "monet"
+                else "control arm"
+                if arm in ABLATIONS or arm == "no_fusion"
+                else "reference"
+                if arm == "oracle_fused"
+                else "baseline"
             )
-            row = {"dataset": f"{ds} (strong {strong}, weak {weak})", "arm": _name(arm), "role": kind,
-                   "test acc": _ms(_acc(records, ds, arm))}
+            row = {
+                "dataset": f"{ds} (strong {strong}, weak {weak})",
+                "arm": _name(arm),
+                "role": kind,
+                "test acc": _ms(_acc(records, ds, arm)),
+            }
             if arm in cfg.arms or arm in ABLATIONS:
                 row["probe strong"] = _ms(_probe(records, ds, arm, "strong"))
                 row["probe weak"] = _ms(_probe(records, ds, arm, "weak"))
@@ -359,8 +371,10 @@ def _tables(cfg: Config, records, report: Report) -> None:
                 row["selected configs"] = ", ".join(str(r[ds]["arms"][arm]["hp"]) for r in records)
             elif arm in DERIVED:
                 row["selected configs"] = ", ".join(
-                    f"{r[ds]['derived'][arm]['hp']}" + (f" {r[ds]['derived'][arm]['modality']}"
-                                                        if arm == "best_unimodal" else "") for r in records)
+                    f"{r[ds]['derived'][arm]['hp']}"
+                    + (f" {r[ds]['derived'][arm]['modality']}" if arm == "best_unimodal" else "")
+                    for r in records
+                )
             elif arm == "no_fusion":
                 row["selected configs"] = ", ".join(r[ds]["derived"]["monet_best_stream"]["modality"] for r in records)
             if arm != "monet":
@@ -382,10 +396,16 @@ def _tables(cfg: Config, records, report: Report) -> None:
     for ds in cfg.datasets:
         for seed, r in zip(seeds, records):
             b = r[ds]["derived"]["best_unimodal"]
-            uni.append({"dataset": ds, "seed": seed,
-                        **{f"unimodal {m} test acc": v for m, v in b["test_acc_by_modality"].items()},
-                        "best (on val)": b["modality"], "oracle-fused test acc": r[ds]["derived"]["oracle_fused"][
-                            "test_acc"], "joint test acc": r[ds]["arms"]["joint"]["test_acc"]})
+            uni.append(
+                {
+                    "dataset": ds,
+                    "seed": seed,
+                    **{f"unimodal {m} test acc": v for m, v in b["test_acc_by_modality"].items()},
+                    "best (on val)": b["modality"],
+                    "oracle-fused test acc": r[ds]["derived"]["oracle_fused"]["test_acc"],
+                    "joint test acc": r[ds]["arms"]["joint"]["test_acc"],
+                }
+            )
     report.add_table(
         "single_modalities",
         uni,
@@ -397,11 +417,22 @@ def _tables(cfg: Config, records, report: Report) -> None:
         for arm in cfg.arms:
             for i in range(len(records[0][ds]["arms"][arm]["grid"])):
                 g = [r[ds]["arms"][arm]["grid"][i] for r in records]
-                grid.append({"dataset": ds, "arm": ARMS[arm], "config": str(g[0]["hp"]),
-                             "val acc": _ms([x["val_acc"] for x in g]), "test acc": _ms([x["test_acc"] for x in g]),
-                             "selected (seeds)": sum(r[ds]["arms"][arm]["selected"] == i for r in records)})
-    report.add_table("tuning_grids", grid, "Every arm's grid (equal size), its mean val/test accuracy and how often "
-                     "validation selected each configuration.")
+                grid.append(
+                    {
+                        "dataset": ds,
+                        "arm": ARMS[arm],
+                        "config": str(g[0]["hp"]),
+                        "val acc": _ms([x["val_acc"] for x in g]),
+                        "test acc": _ms([x["test_acc"] for x in g]),
+                        "selected (seeds)": sum(r[ds]["arms"][arm]["selected"] == i for r in records),
+                    }
+                )
+    report.add_table(
+        "tuning_grids",
+        grid,
+        "Every arm's grid (equal size), its mean val/test accuracy and how often "
+        "validation selected each configuration.",
+    )
     diag = []
     for ds in cfg.datasets:
         strong, weak = records[0][ds]["strong"], records[0][ds]["weak"]

@@ -261,8 +261,10 @@ def _run_dataset(cfg: Config, ds: str, seed: int, progress) -> dict:
         out["ablations"] = {}
         for name in cfg.ablations:
             r = (
-                progress.cached(f"{ds}-ablation-{name}", lambda name=name: _train_arm(
-                    cfg, "monet", mo["hp"], data, seed, ds, ABLATIONS[name]))
+                progress.cached(
+                    f"{ds}-ablation-{name}",
+                    lambda name=name: _train_arm(cfg, "monet", mo["hp"], data, seed, ds, ABLATIONS[name]),
+                )
                 if progress is not None
                 else _train_arm(cfg, "monet", mo["hp"], data, seed, ds, ABLATIONS[name])
             )
@@ -349,7 +351,8 @@ def _stream_leak(model: MoNet, inputs, y) -> float:
         F.cross_entropy(ref.heads[m](ref.encoders[m](inputs[m])), y).backward()
         opt.step()
     diff = max(
-        float((p.detach() - q.detach()).abs().max()) for p, q in zip(model.encoders.parameters(), ref.encoders.parameters())
+        float((p.detach() - q.detach()).abs().max())
+        for p, q in zip(model.encoders.parameters(), ref.encoders.parameters())
     )
     moved = max(float((q.detach() - p0).abs().max()) for q, p0 in zip(ref.encoders.parameters(), start))
     return diff / max(moved, 1e-12)

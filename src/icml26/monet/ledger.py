@@ -56,4 +56,18 @@ TUNING: tuple[dict, ...] = (
         outcome="best single modality (a) 0.82 vs oracle-fused ~0.96 (ratio 0.85); joint's b probe 0.50 vs the "
         "unimodal model's 0.74 (ratio 0.68); kept, confirmed by the --dev run below",
     ),
+    dict(
+        variant="issue 53 --dev run of the full preset (seeds 0-4): complementary S1, 3 configurations per arm, 20 "
+        "epochs, the five control arms at MoNet's selected lr",
+        seeds=V1,
+        outcome="preconditions held (weak-probe ratio 0.65, best single modality / oracle-fused 0.84); MoNet 0.951 vs "
+        "joint 0.945 (+0.6 points: beats_joint does not hold), below MMPareto 0.960 and the ensemble 0.955; the "
+        "coupled arm collapsed (weak probe at chance); nothing was changed after it",
+    ),
+    dict(
+        variant="thresholds: min_gain 2 points (issue 27, seen with seeds 0-4), weak-probe ratio 0.9 (spec), "
+        "fusion ratio 0.95 (issue 53)",
+        seeds=V1,
+        outcome="kept as given; not tuned",
+    ),
 )
