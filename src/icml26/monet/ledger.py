@@ -70,4 +70,11 @@ TUNING: tuple[dict, ...] = (
         seeds=V1,
         outcome="kept as given; not tuned",
     ),
+    dict(
+        variant="after the reported run: a milder coupled control, encoder_fusion_grad in {0.1, 0.3, 1} at lr "
+        "{0.02, 0.05} (MoNet's picks)",
+        seeds=[0, 1],
+        outcome="the weak stream is damaged at every lambda (b probe 0.10-0.50 vs MoNet's ~0.7; test acc 0.80-0.97): "
+        "the damage is not specific to lambda = 1, so the control arm stays encoder_fusion_grad = 1",
+    ),
 )
