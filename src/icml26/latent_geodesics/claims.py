@@ -23,6 +23,7 @@ ARMS = {
     "projected": "projected linear",
     "knn": "kNN graph",
     "projected_knn": "projected kNN",
+    "spline": "spline energy",
 }
 MANIFOLDS = {"s2": "S^2 in R^3", "s2r8": "S^2 embedded in R^8 (+noise)"}
 DIGIT_CLASSES = (2, 3, 4, 5, 7)  # no near-rotational symmetry (0, 1, 8 are ambiguous under rotation)
@@ -71,6 +72,15 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
         report.set_tuning(
             ARMS["projected_knn"], configs=1, steps=cfg.train_steps, note="the kNN path, each node projected once"
         )
+        if "learned" in cfg.parts:
+            report.set_tuning(
+                ARMS["spline"],
+                configs=5,
+                steps=500,
+                note=f"natural cubic spline, {cfg.spline_ctrl} control points from the kNN path, E^K + penalty "
+                f"sum|zeta|^2 by BFGS; penalty per manifold {dict(cfg.spline_penalty)}: best of "
+                "{1, 10, 100, 1000, 1e4} on the dev seeds 0-4",
+            )
 
     # (0) preconditions first
     if "learned" in cfg.parts:
@@ -113,6 +123,7 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
             lin, _ = _vals(records, man, "linear", "geo_err", arcs)
             knn, _ = _vals(records, man, "knn", "geo_err", arcs)
             pknn, _ = _vals(records, man, "projected_knn", "geo_err", arcs)
+            spl, _ = _vals(records, man, "spline", "geo_err", arcs)
             u = [seeds[i] for i in units]
             c = report.add_claim(
                 judge_superiority(
@@ -140,11 +151,15 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
             c = report.add_claim(
                 judge_superiority(
                     f"beats_knn_{man}",
-                    f"{MANIFOLDS[man]}: the learned-zeta geodesic's error is lower than both the tuned kNN-graph "
-                    f"path's (k={cfg.knn}) and that path projected once by the same projector, on the same codes "
-                    "(paired tests over seeds)",
+                    f"{MANIFOLDS[man]}: the learned-zeta geodesic's error is lower than the tuned kNN-graph "
+                    f"path's (k={cfg.knn}), that path projected once by the same projector, and the tuned "
+                    "spline-energy curve's, on the same codes (paired tests over seeds)",
                     (f"{ARMS['geodesic']} error", g),
-                    {f"{ARMS['knn']} error": knn, f"{ARMS['projected_knn']} error": pknn},
+                    {
+                        f"{ARMS['knn']} error": knn,
+                        f"{ARMS['projected_knn']} error": pknn,
+                        f"{ARMS['spline']} error": spl,
+                    },
                     higher_is_better=False,
                     test=cfg.test,
                     alpha=alpha,
@@ -156,7 +171,7 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
             report.add_claim(
                 c.control(
                     f"identity_knn_{man}",
-                    f"{MANIFOLDS[man]}: {ident} does not beat the tuned kNN path and the projected kNN path",
+                    f"{MANIFOLDS[man]}: {ident} does not beat the kNN, projected kNN and spline-energy paths",
                     (f"{ARMS['identity']} error", idn),
                 )
             )
@@ -556,7 +571,7 @@ def _figures(cfg: Any, records, report: Report) -> None:
             ax = fig.add_subplot(1, len(keys), j + 1, projection="3d")
             u, v = np.mgrid[0 : 2 * np.pi : 30j, 0 : np.pi : 15j]
             ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.85", lw=0.4)
-            for arm, c in zip(ARMS, ("C0", "C4", "C3", "C2", "C1", "C5")):
+            for arm, c in zip(ARMS, ("C0", "C4", "C3", "C2", "C1", "C5", "C6")):
                 p = np.asarray(L["arcs"][k][arm]["path"])
                 ax.plot(p[:, 0], p[:, 1], p[:, 2], "-o", ms=2.5, color=c, label=ARMS[arm])
             ax.set_title(f"S^2, endpoints {k} deg apart (seed {report.seeds[0] if report.seeds else 0})", fontsize=9)
