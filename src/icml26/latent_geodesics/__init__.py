@@ -34,7 +34,13 @@ v3 (issue 58) changed the signatures to geomstats' order: ``exp(tangent_vec, bas
 (v2: ``log(z_a, z_b)``), ``geodesic(initial_point, end_point)``.
 """
 
-from .baselines import knn_graph_path, linear_interpolation, projected_linear_interpolation, resample_polyline
+from .baselines import (
+    knn_graph_path,
+    linear_interpolation,
+    projected_linear_interpolation,
+    resample_polyline,
+    spline_energy_path,
+)
 from .manifold import EuclideanMetric, ImplicitManifold, PullbackMetric, sphere_zeta, torus_zeta
 from .projector import LatentProjector
 
@@ -49,4 +55,5 @@ __all__ = [
     "projected_linear_interpolation",
     "knn_graph_path",
     "resample_polyline",
+    "spline_energy_path",
 ]
