@@ -12,11 +12,24 @@ KINDS = {
     "linear_leaves_manifold_s2": "precondition",
     "linear_leaves_manifold_digits": "precondition",
     "beats_half_linear_s2": "claim",
+    "identity_half_linear_s2": "control",
     "beats_knn_s2": "claim",
+    "identity_knn_s2": "control",
     "length_error_s2": "claim",
+    "identity_length_s2": "control",
+    "exp_learned_accurate_s2": "claim",
+    "exp_v2_control_s2": "control",
     "digits_closer_than_linear": "claim",
+    "identity_digits_closer_than_linear": "control",
     "digits_pullback_closer_than_linear": "claim",
+    "identity_digits_pullback_closer_than_linear": "control",
+    "digits_beats_knn": "claim",
+    "identity_digits_beats_knn": "control",
     "digits_angles_in_order": "claim",
+    "identity_digits_angles_in_order": "control",
+    "log_matches_sphere": "check",
+    "exp_matches_sphere": "check",
+    "antipodal_flagged": "check",
     "sphere_on_great_circle": "check",
     "sphere_length_second_order": "check",
     "torus_matches_chart": "check",
@@ -36,7 +49,7 @@ def test_quick_preset_end_to_end_and_mutated_records(quick_run):
         assert by_id[cid]["requires"] == ["linear_leaves_manifold_s2"]
         assert by_id[cid]["test"]["unit"] == "seed" and by_id[cid]["test"]["n_units"] == len(result["seeds"])
     assert by_id["digits_closer_than_linear"]["requires"] == ["linear_leaves_manifold_digits"]
-    assert set(result["budgets"]) >= {"learned-zeta geodesic", "linear interpolation", "kNN graph"}
+    assert set(result["budgets"]) >= {"learned-zeta geodesic", "linear interpolation", "kNN graph", "projected kNN"}
     for name in ("sphere_paths.png", "digit_strips.png", "projector_training.png", "report.md"):
         assert (run_dir / name).exists()
 

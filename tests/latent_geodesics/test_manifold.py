@@ -38,12 +38,74 @@ def test_reversing_endpoints_reverses_path():
 def test_exp_matches_closed_form_and_exp_log_roundtrip():
     a, b, u = _pair(80, 2)
     v = math.radians(80) * u
-    shot = S2.exp(a, v, 16)
-    assert np.linalg.norm(shot[-1] - sphere_exp(a, v)) < 2e-2  # O(K^-2) consistency of the projected first step
-    assert np.linalg.norm(S2.exp(a, v, 32)[-1] - sphere_exp(a, v)) < np.linalg.norm(shot[-1] - sphere_exp(a, v))
-    g = S2.geodesic(a, b, 8)
-    back = S2.exp(a, S2.log(a, b, 8), 8, first_step="linear")
-    assert np.abs(back - g).max() < 1e-4
+    e16 = np.linalg.norm(S2.exp(v, a, 16) - sphere_exp(a, v))
+    assert e16 < 3e-3  # O(K^-2): 1.8e-3 at K = 16
+    e32 = np.linalg.norm(S2.exp(v, a, 32) - sphere_exp(a, v))
+    assert 3.0 < e16 / e32 < 5.0
+    assert np.linalg.norm(S2.exp(S2.log(b, a, 16), a, 16) - b) < 3e-3  # exp(log b) = b up to O(K^-2)
+    path = S2.exp_path(v, a, 16)
+    assert path.shape == (17, 3) and np.abs(np.linalg.norm(path, axis=1) - 1).max() < 1e-10
+
+
+def test_log_is_the_projected_tangent_vector_in_geomstats_order():
+    for deg, seed in ((30, 0), (80, 1), (120, 2)):
+        th = math.radians(deg)
+        a, b, u = _pair(deg, seed)
+        v = S2.log(b, a, 16)  # Log_a(b): the point first, the base point second (geomstats)
+        assert abs(v @ a) < 1e-12  # tangent at a
+        assert np.linalg.norm(v - th * u) < th**3 / (24 * 16**2) * 1.1 + 1e-9  # only the length's O(K^-2) error
+    a, b, u = _pair(80, 1)
+    chord = 16 * (S2.geodesic(a, b, 16)[1] - a)
+    assert np.linalg.norm(chord - math.radians(80) * u) > 0.04  # the v2 log (the chord) was 4% off
+
+
+def test_batched_geodesic_exp_log_equal_the_looped_ones():
+    rng = np.random.default_rng(5)
+    pairs = [sphere_pair(math.radians(d), rng) for d in (40, 70, 100)]
+    A = np.array([p[0] for p in pairs])
+    B = np.array([p[1] for p in pairs])
+    G = S2.geodesic(A, B, 6)
+    assert G.shape == (3, 7, 3)
+    assert len(S2.last_info_["batch"]) == 3
+    for i in range(3):
+        assert np.abs(G[i] - S2.geodesic(A[i], B[i], 6)).max() < 1e-10
+    V = S2.log(B, A, 8)
+    assert V.shape == (3, 3)
+    assert np.abs(V[1] - S2.log(B[1], A[1], 8)).max() < 1e-10
+    E = S2.exp(V, A, 8)
+    assert np.abs(E[2] - S2.exp(V[2], A[2], 8)).max() < 1e-12
+    # a single base point broadcast against a batch of vectors
+    assert S2.exp(V[:2] * 0.0, A[0], 4).shape == (2, 3)
+    assert np.allclose(S2.dist(A, B, 6), [S2.length(g) for g in G])
+
+
+def test_degenerate_endpoints_are_flagged():
+    a = np.array([0.0, 0.0, 1.0])
+    with pytest.warns(RuntimeWarning, match="degenerate"):
+        p = S2.geodesic(a, -a, 8, init="jump")
+    assert S2.energy(p) > 30  # the jump path (optimum 9.74)
+    assert S2.last_info_["converged"] is False and S2.last_info_["degenerate"] is True
+    b, _, _ = _pair(90)
+    S2.geodesic(b, -b, 8, init="jump")  # a random antipodal pair: the solver leaves the jump path
+    assert S2.last_info_["converged"] and not S2.last_info_["degenerate"]
+
+
+def test_non_tangent_vector_is_projected_or_rejected():
+    a, _, u = _pair(60, 3)
+    v = 0.8 * u + 0.3 * a  # a normal part
+    assert np.abs(S2.to_tangent(v, a) - 0.8 * u).max() < 1e-12
+    tangent = S2.exp(0.8 * u, a, 8)
+    assert np.abs(S2.exp(v, a, 8) - tangent).max() < 1e-10
+    assert S2.last_info_["projected_tangent_vec"] == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="tangent_vec is not tangent"):
+        S2.exp(v, a, 8, non_tangent="raise")
+
+
+def test_v2_exp_is_kept_as_the_control_scheme():
+    a, _, u = _pair(60, 4)
+    v = math.radians(60) * u
+    old = S2.exp_path(v, a, 16, multiplier="full")[-1]
+    assert np.linalg.norm(old - sphere_exp(a, v)) < 5e-3  # exact on an exact constraint
 
 
 def test_flat_constraint_gives_straight_segment_and_linear_exp():
@@ -53,7 +115,7 @@ def test_flat_constraint_gives_straight_segment_and_linear_exp():
     p = plane.geodesic(a, b, 5, init="jump")
     assert np.abs(p - np.linspace(a, b, 6)).max() < 1e-5
     v = np.array([0.3, -0.2, 0.0])
-    assert np.abs(plane.exp(a, v, 4)[-1] - (a + v)).max() < 1e-6
+    assert np.abs(plane.exp(v, a, 4) - (a + v)).max() < 1e-6
 
 
 def test_torus_matches_chart_reference():
@@ -113,7 +175,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="n_steps"):
         S2.geodesic(a, b, 1)
     with pytest.raises(ValueError, match="n_steps"):
-        S2.exp(a, b - a, 1)
+        S2.exp(b - a, a, 1)
     with pytest.raises(ValueError, match="off the manifold"):
         ImplicitManifold(sphere_zeta, off_manifold="raise").geodesic(1.5 * a, b, 4)
     with pytest.raises(ValueError, match="init"):
@@ -126,14 +188,24 @@ def test_bad_inputs():
         ImplicitManifold(3.0)
     with pytest.raises(ValueError, match="alpha"):
         S2.geodesic(a, b, 4, alpha=1.0)
-    with pytest.raises(ValueError, match="first_step"):
-        S2.exp(a, b - a, 4, first_step="x")
-    with pytest.raises(ValueError, match="z_a"):
-        S2.geodesic(np.zeros((2, 3)), b, 4)
+    with pytest.raises(ValueError, match="multiplier"):
+        S2.exp(b - a, a, 4, multiplier="x")
+    with pytest.raises(ValueError, match="non_tangent"):
+        S2.exp(b - a, a, 4, non_tangent="x")
+    with pytest.raises(ValueError, match="initial_point"):
+        S2.geodesic(np.zeros((2, 2, 3)), b, 4)
+    with pytest.raises(ValueError, match="batches differ"):
+        S2.geodesic(np.zeros((2, 3)), np.zeros((3, 3)), 4)
+    with pytest.raises(ValueError, match="tangent_vec"):
+        S2.exp(np.ones(2), a, 4)
+    with pytest.raises(ValueError, match="spacing_tol"):
+        S2.geodesic(a, b, 4, spacing_tol=0)
+    with pytest.raises(ValueError, match="rank_tol"):
+        ImplicitManifold(sphere_zeta, rank_tol=1.5)
 
 
 def test_off_manifold_endpoint_is_projected():
     a, b, _ = _pair(60)
     p = S2.geodesic(1.3 * a, b, 4)
     assert abs(np.linalg.norm(p[0]) - 1) < 1e-5 and np.abs(p[0] - a).max() < 1e-4
-    assert S2.last_info_["projected_endpoints"] == ["z_a"]
+    assert S2.last_info_["projected_endpoints"] == ["initial_point"]

@@ -73,3 +73,28 @@ def test_baselines():
         linear_interpolation(a, b, 1)
     r = resample_polyline(np.array([[0.0, 0], [1, 0], [1, 1]]), 4)
     assert np.allclose(r[2], [1, 0])
+
+
+def test_spline_energy_path_is_straight_on_a_plane_and_on_the_sphere_near_the_arc():
+    import math
+
+    import torch
+
+    from icml26.latent_geodesics import sphere_zeta
+    from icml26.latent_geodesics.baselines import spline_energy_path
+    from icml26.latent_geodesics.data import dist_to_arc, sphere_pair
+
+    A = torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64)
+    a, b = np.array([0.0, 0.0, 0.5]), np.array([1.0, 2.0, 0.5])
+    p = spline_energy_path(a, b, 6, lambda z: z @ A.T - 0.5)
+    assert p.shape == (7, 3) and np.abs(p - np.linspace(a, b, 7)).max() < 1e-5
+    th = math.radians(90)
+    a, b, u = sphere_pair(th, np.random.default_rng(0))
+    p = spline_energy_path(a, b, 16, sphere_zeta, penalty=1e3)
+    assert dist_to_arc(p, a, u, th).max() < 0.05  # a penalty and 4 control points: close, not exact
+    with pytest.raises(ValueError, match="n_ctrl"):
+        spline_energy_path(a, b, 4, sphere_zeta, n_ctrl=0)
+    with pytest.raises(ValueError, match="penalty"):
+        spline_energy_path(a, b, 4, sphere_zeta, penalty=0)
+    with pytest.raises(TypeError, match="zeta"):
+        spline_energy_path(a, b, 4, 3.0)

@@ -10,7 +10,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["linear_interpolation", "projected_linear_interpolation", "knn_graph_path", "resample_polyline"]
+__all__ = [
+    "linear_interpolation",
+    "projected_linear_interpolation",
+    "knn_graph_path",
+    "resample_polyline",
+    "spline_energy_path",
+]
 
 
 def _pts(z_a, z_b, n_steps) -> tuple[np.ndarray, np.ndarray, int]:
@@ -75,3 +81,50 @@ def knn_graph_path(codes, z_a, z_b, n_steps: int = 16, k: int = 10, return_polyl
     poly = X[idx[::-1]]
     path = resample_polyline(poly, K)
     return (path, poly) if return_polyline else path
+
+
+def spline_energy_path(
+    z_a,
+    z_b,
+    n_steps: int,
+    zeta: Callable,
+    init=None,
+    n_ctrl: int = 4,
+    penalty: float = 100.0,
+    max_iter: int = 500,
+) -> np.ndarray:
+    """A curve-energy baseline in the spirit of stochman's ``connecting_geodesic``: a natural cubic spline through
+    ``z_a``, ``n_ctrl`` free control points (at equally spaced times) and ``z_b``, sampled at ``n_steps + 1`` times,
+    minimising ``E^K + penalty * sum_k |zeta(c(t_k))|^2`` (a pure penalty: no multipliers, few degrees of freedom)
+    by BFGS.  ``init``: a ``(m, l)`` path the control points start on (the kNN path; else the straight line)."""
+    import torch
+    from scipy.interpolate import CubicSpline
+    from scipy.optimize import minimize
+
+    a, b, K = _pts(z_a, z_b, n_steps)
+    if isinstance(n_ctrl, bool) or not isinstance(n_ctrl, int) or n_ctrl < 1:
+        raise ValueError(f"n_ctrl must be an integer >= 1, got {n_ctrl!r}")
+    if not penalty > 0:
+        raise ValueError(f"penalty must be > 0, got {penalty!r}")
+    if not callable(zeta):
+        raise TypeError("zeta must be a callable (n, l) tensor -> (n, m) tensor")
+    knots = np.linspace(0.0, 1.0, n_ctrl + 2)
+    t = np.linspace(0.0, 1.0, K + 1)
+    basis = np.column_stack(
+        [CubicSpline(knots, np.eye(n_ctrl + 2)[j], bc_type="natural")(t) for j in range(n_ctrl + 2)]
+    )  # (K+1, n_ctrl+2): the curve's samples are linear in the knots' values
+    start = linear_interpolation(a, b, K) if init is None else resample_polyline(np.asarray(init, float), K)
+    ctrl0 = np.array([start[int(round(s * K))] for s in knots[1:-1]])
+    B = torch.as_tensor(basis)
+    A, Bp = torch.as_tensor(a[None, :]), torch.as_tensor(b[None, :])
+
+    def fun(x: np.ndarray):
+        c = torch.as_tensor(x.reshape(n_ctrl, a.size)).requires_grad_(True)
+        path = B @ torch.cat([A, c, Bp], 0)
+        val = K * ((path[1:] - path[:-1]) ** 2).sum() + penalty * (zeta(path[1:-1]) ** 2).sum()
+        (g,) = torch.autograd.grad(val, c)
+        return float(val.detach()), g.numpy().ravel().astype(np.float64)
+
+    res = minimize(fun, ctrl0.ravel(), jac=True, method="BFGS", options={"maxiter": max_iter, "gtol": 1e-8})
+    ctrl = res.x.reshape(n_ctrl, a.size)
+    return basis @ np.vstack([a, ctrl, b])

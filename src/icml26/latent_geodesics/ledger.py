@@ -1,0 +1,92 @@
+"""The tuning ledger of latent_geodesics: every variant tried while designing, with the seeds it saw.
+
+Seeds 0-4 were the reported seeds of v1/v2 (issue 35, quick 0-2): they are the dev seeds now.  The v3 reported seeds
+are 100-109 (quick 100-102), not looked at before the reference run.
+"""
+
+DEV_SEEDS = (0, 1, 2, 3, 4)
+
+TUNING = (
+    dict(
+        variant="v1: geodesic solver settings (spec tol=1e-5; pure penalty mu = 10, 100, 1000; tol = 1e-2; "
+        "tol='auto' = 0.1 tol_constraint)",
+        seeds=[0, 1, 2],
+        outcome="tol='auto' chosen (60/100/150 deg errors 0.021 / 0.026 / 0.049 vs 0.08 / 0.15 / 0.21 with the spec "
+        "default)",
+    ),
+    dict(
+        variant="v1: kNN baseline k in {5, 10, 15, 20, 30} (the solver's 5-configuration budget)",
+        seeds=[0, 1, 2],
+        outcome="k = 30 chosen (k = 10 gave 2.3x larger errors)",
+    ),
+    dict(
+        variant="v1: projector lr 1e-3 (spec) -> 3e-3 to make linear_leaves_manifold hold",
+        seeds=[0, 1, 2],
+        outcome="residual on the sphere 0.016 -> 0.012 at 2000 steps; precondition ratio 1.6 -> > 5 on quick",
+    ),
+    dict(
+        variant="v1: digits geodesic init with the baseline's k = 30 (k = 10 disconnected on seed 4)",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="runs on all seeds; v2 full run: claims 7/9 hold",
+    ),
+    dict(
+        variant="v2 diagnosis: exp on a learned zeta with 'extrapolate then project' and with the learned projector "
+        "as the step (instead of the Euler-Lagrange solve); K = 2 / 4 / 8 / 16",
+        seeds=[0],
+        outcome="endpoint error 1.0-1.2 for both; 0.08 / 0.40 / 0.97 / 0.97 over K: the projector's tangential bias",
+    ),
+    dict(
+        variant="referee (issue 58): the identity solver, the kNN path on digits, the exp drift, the log chord, the "
+        "antipodal pair",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="kNN path 0.033 / 0.063 passes beats_half_linear_s2 / length_error_s2; kNN beats the geodesic on "
+        "digits (0.41 vs 0.54); exp endpoint error 0.9-1.45 at 60 deg",
+    ),
+    dict(
+        variant="v3: exp with the multiplier and the constraint restricted to the normal space (SVD of Dzeta, "
+        "rank_tol 0.5, midpoint first step), against the v2 exp, learned S^2 at 60 deg, K = 16 (one projector, "
+        "4 draws)",
+        seeds=[0],
+        outcome="endpoint error 0.008 / 0.012 / 0.018 / 0.023 (v2: 1.76 / 1.03 / 0.95 / 0.48); exact sphere 7.5e-4 "
+        "(v2 1.5e-3). rank_tol 0.5 is the only value tried",
+    ),
+    dict(
+        variant="v3: the solver's initial path at the spec's k = 10 (E2) and k = 15 doubled until connected "
+        "(digits), so that the identity control differs from the tuned kNN baseline (k = 30); single choice, "
+        "not tuned",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="see the next entry (the dev run)",
+    ),
+    dict(
+        variant="v3 quick preset, --dev (the design above; a first run crashed on a KeyError in the antipodal "
+        "record, fixed; the antipodal check then used a random pair that the solver leaves the jump path from, so "
+        "the axis pair e3 was added and the check reads 'misreported' for both)",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="40 s for 5 seeds; claims 1/8 hold (beats_knn_s2), exp_learned_accurate_s2 inconclusive at the "
+        "quick projector (1000 steps: endpoint error 0.01-0.08), checks 6/6 after the fix",
+    ),
+    dict(
+        variant="v3 full preset, --dev: the design of the first v3 reference run (the spline-energy baseline was added "
+        "after it, see below)",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="234 s; claims 3/11 hold (beats_knn_s2, length_error_s2r8, exp_learned_accurate_s2: 0.025 +- 0.011 "
+        "vs v2 1.01); controls reject 4/11: the identity solver passes beats_half_linear_s2, length_error_s2 and "
+        "both digits-vs-linear claims (its kNN path already does); on digits the identity path (0.33) beats the "
+        "geodesic (0.55) and the kNN baseline (0.41): digits_beats_knn does not hold; checks 6/6, preconditions 3/3",
+    ),
+    dict(
+        variant="a lapse, recorded: after the first v3 reference run on 100-109 (claims 3/11 hold; beats_knn_s2 held "
+        "against kNN and projected kNN), the spline-energy baseline of issue 58 was added to the beats_knn_* claims "
+        "(a stricter comparison, not a knob); the reference was measured again with it",
+        seeds=list(range(100, 110)),
+        outcome="see the reference run",
+    ),
+    dict(
+        variant="spline-energy baseline (natural cubic spline, 4 control points started on the k=30 kNN path, "
+        "E^K + penalty sum|zeta|^2, BFGS): penalty in {1, 10, 100, 1000, 1e4} per manifold (5 configurations, "
+        "the solver's budget), mean error over the 60/100-deg arcs",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="S^2: 0.145 / 0.033 / 0.055 / 0.136 / 0.248 -> penalty 10; S^2 in R^8: 0.210 / 0.074 / 0.042 / 0.118 "
+        "/ 0.201 -> penalty 100 (the geodesic on the same seeds: 0.022 / 0.046)",
+    ),
+)
