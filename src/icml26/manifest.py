@@ -91,8 +91,9 @@ PAPERS: tuple[dict, ...] = (
         "title": "Geodesic Calculus on Implicitly Defined Latent Manifolds",
         "paper": "Hartwig, Sassen, Braunsmann, Rumpf, Wirth, ICML 2026, arXiv 2510.09468",
         "component": "LatentProjector (denoising nn.Module, zeta = z - Pi(z)), ImplicitManifold (augmented-Lagrangian "
-        "geodesic, discrete exp/log, energy/length), EuclideanMetric / PullbackMetric, sphere_zeta / torus_zeta; "
-        "linear / projected-linear / kNN-graph baselines",
+        "geodesic; batched geomstats-order exp(tangent_vec, base_point) / log(point, base_point) / "
+        "geodesic(initial_point, end_point) / dist, energy/length), EuclideanMetric / PullbackMetric, sphere_zeta / "
+        "torus_zeta; linear / projected-linear / kNN-graph / spline-energy baselines",
     },
     {
         "slug": "linear_crl",
@@ -117,7 +118,8 @@ PAPERS: tuple[dict, ...] = (
         "paper": "ICML 2026 (poster 65954); official repository github.com/Yangl1nFeng/MoNet holds a README only",
         "component": "MoNet (nn.Module: decoupled per-modality streams + EMA stable memory + adaptive multi-timescale "
         "CMS fusion; inferred design), ContinuumMemoryMLP; Joint / OGM-GE / PMR / MMPareto / MLA-lite / unimodal "
-        "ensemble baselines; make_imbalanced_bimodal, make_two_view_digits, modality_probe_accuracy",
+        "ensemble / best-single-modality baselines; make_imbalanced_bimodal (complementary alias_a / alias_b), "
+        "make_two_view_digits, modality_probe_accuracy",
     },
     {
         "slug": "opo_cmdp",
