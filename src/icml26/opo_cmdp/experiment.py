@@ -558,6 +558,15 @@ TUNING = (
         "not separate it; the control then leaves opo_sublinear inconclusive). Nothing was changed after seeing "
         "them; the reference run on seeds 200-204 followed",
     ),
+    dict(
+        variant="v3c --dev full run on seeds 2, 3, 4 (the shipped v3c code), AFTER the reference run on 200-204",
+        seeds=[2, 3, 4],
+        outcome="OPO picks (1000, 0.3) x2, (300, 0.3); median R_4000 OPO 249.6 / 116.9 / 124.6 vs optimistic greedy "
+        "116.7 / 118.3 / 206.0 (2 wins of 3, one by 1.4); opo_beats_baselines does not hold (needs 3 of 3), "
+        "optimism_pays holds, opo_competitive inconclusive (ratios 2.14, 0.99, 0.61), opo_sublinear inconclusive "
+        "(OPO's exponents 0.42, 0.29, 0.16; the linear floor's 0.94, 0.90, 0.89 also below 1); controls 5/6, checks "
+        "3/3. With seeds 0, 1: OPO beats optimistic greedy in 3 of 5 dev seeds. Nothing was changed after it",
+    ),
 )
 
 EXPERIMENT = register(
