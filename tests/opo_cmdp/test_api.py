@@ -88,12 +88,31 @@ def test_run_names_a_missing_interface_attribute():
         ([(i % 4 if i < 4 else 0, 0, 0, 0.0, 1) for i in range(7)], "more than n_layers"),
         ([(0, 0, 0, True, 1)], "loss must be a number"),
         ([(0, 0, 0, 0.0)], r"\(h, s, a, loss, next_state\)"),
+        ([], "trajectory is empty"),
+        ([(0, 0, 0, 0.0, -1)], "-1 exactly at the last layer h=3, got -1 at h=0"),
+        ([(0, 0, 0, 0.0, 1), (1, 1, 0, 0.0, 0), (2, 0, 0, 0.0, 1), (3, 1, 0, 0.0, 0)], "exactly at the last layer"),
+        ([(0, 1, 0, 0.0, 1)], "s0=0 at h=0, got 1"),
+        ([(0, 0, 0, 0.0, 1), (1, 0, 0, 0.0, 1)], "previous step's next_state 1, got 0"),
     ],
 )
 def test_observe_rejects_bad_trajectories(traj, match):
     _, agent = _lock_and_agent()
     with pytest.raises(ValueError, match=match):
         agent.observe(np.zeros(3), traj)
+
+
+def test_a_continuous_trajectory_is_accepted():
+    _, agent = _lock_and_agent()
+    agent.observe(np.zeros(3), [(0, 0, 0, 0.0, 1), (1, 1, 0, 0.0, 0), (2, 0, 2, 0.5, 1), (3, 1, 1, 1.0, -1)])
+    assert agent.t == 1
+
+
+def test_a_flattened_observation_gets_a_named_error():
+    from gymnasium.wrappers import FlattenObservation
+
+    env, agent = _lock_and_agent()
+    with pytest.raises(TypeError, match="obs must be a mapping .* FlattenObservation"):
+        run(FlattenObservation(env), agent, 3, 0)
 
 
 def test_named_errors_for_bad_arguments():

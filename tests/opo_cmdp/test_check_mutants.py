@@ -1,6 +1,7 @@
 """Every check can fail (evidence v3): each check's judge fails when the code it guards is broken on purpose (a
 mutant), measured on one seed of the quick preset."""
 
+import numpy as np
 import pytest
 
 from icml26.core import DOES_NOT_HOLD, HOLDS, judge_records
@@ -17,12 +18,18 @@ def _off_by_one_step(self, logpi, n, rows, j, kf, kp):  # the bonus's beta_j rea
     return _step(self, logpi, n, rows, j + 1, kf, kp)
 
 
+def _counts_of_pi(self, logpi, n, rows, j, kf, kp):  # counts n += pi instead of the occupancy q (referee's mutant)
+    new_logpi, _, width = _step(self, logpi, n, rows, j, kf, kp)
+    return new_logpi, n + np.exp(logpi), width
+
+
 def _half_future(pi, f, P):  # policy evaluation with the next layer's value halved
     return _evaluate(pi, f, 0.5 * P)
 
 
 MUTANTS = {
     "cmab_equivalence": ("icml26.opo_cmdp.opo.OPOCMDP._step", _off_by_one_step),
+    "mdp_reference": ("icml26.opo_cmdp.opo.OPOCMDP._step", _counts_of_pi),
     "optimal_regret_zero": ("icml26.opo_cmdp.tabular.evaluate_policy", _half_future),
 }
 

@@ -4,8 +4,10 @@ no longer hold.  Also: each control statement is the claim's own rule applied to
 
 import copy
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from icml26.core import DOES_NOT_HOLD, HOLDS, judge_records
@@ -20,15 +22,16 @@ def reference():
     return json.loads((ROOT / "results" / "opo_cmdp" / "result.json").read_text())
 
 
-HORIZON_FIELDS = ("window_ratio_at", "final_at", "window_ratio_max")  # measured for the sublinearity arms only
+HORIZON_FIELDS = ("final_at", "growth_exponent")  # measured for the sublinearity arms (OPO, linear floor) only
 
 
 def _as_opo(records, arm):
     out = copy.deepcopy(records)
     for r in out:
         new = copy.deepcopy(r["arms"][arm])
-        for k in HORIZON_FIELDS:  # an arm without the long-horizon runs (flipped) keeps OPO's; it breaks no
+        for k in HORIZON_FIELDS:  # an arm without the horizon runs (no bonus, flipped) keeps OPO's; it breaks no
             new.setdefault(k, r["arms"]["opo"][k])  # claim that reads them (see BREAKS)
+        new.setdefault("final_median", new["final"])  # a control arm has one evaluation stream
         r["arms"]["opo"] = new
     return out
 
@@ -38,10 +41,16 @@ def _judge(records, seeds):
 
 
 BREAKS = {  # the arm put in OPO's place -> the claims it must break
-    "opo_nobonus": ("opo_beats_baselines", "optimism_pays", "opo_competitive", "opo_sublinear"),
+    "opo_nobonus": ("opo_beats_baselines", "optimism_pays", "opo_competitive"),
     "opo_flipped": ("opo_beats_baselines", "optimism_pays", "opo_competitive"),
     "opo_floor": ("opo_sublinear",),
 }
+
+
+# Where the claim's own rule does NOT separate the break at our scale (docs, "What is open"): the linear floor's
+# R_T over T in 1k-8k grows with exponent 0.77-0.89 (its OPO part dominates early), below the bar of 1, so the rule
+# passes it and only the control statement (the floor arm itself) keeps opo_sublinear from holding.
+RULE_PASSES_BREAK = {("opo_floor", "opo_sublinear")}
 
 
 @pytest.mark.parametrize("arm", sorted(BREAKS))
@@ -49,7 +58,8 @@ def test_named_breaks_move_the_claims_they_name(reference, arm):
     got = _judge(_as_opo(reference["records"], arm), reference["seeds"])
     for cid in BREAKS[arm]:
         rule = got[cid].measured_verdict or got[cid].verdict  # the rule's own verdict, before any override
-        assert rule != HOLDS and got[cid].verdict != HOLDS, (cid, rule)
+        assert got[cid].verdict != HOLDS, (cid, rule)
+        assert (rule == HOLDS) == ((arm, cid) in RULE_PASSES_BREAK), (cid, rule)
 
 
 def test_every_claim_arm_pair_is_a_named_break_and_controls_reject(reference):
@@ -64,12 +74,29 @@ def test_every_claim_arm_pair_is_a_named_break_and_controls_reject(reference):
 
 def test_a_control_arm_that_passes_makes_its_claim_inconclusive(reference):
     records = copy.deepcopy(reference["records"])
-    for r, v in zip(records, (0.1, 0.2, 0.15, 0.05, 0.12)):  # OPO made sublinear at both horizons
-        r["arms"]["opo"]["window_ratio_max"] = v
+    for r, v in zip(records, (0.45, 0.5, 0.55, 0.48, 0.52)):  # OPO made clearly sublinear (sqrt(T)-like)
+        r["arms"]["opo"]["growth_exponent"] = v
+    for r, v in zip(records, (1.0, 0.99, 1.01, 1.0, 1.02)):  # the linear floor made linear
+        r["arms"]["opo_floor"]["growth_exponent"] = v
     got = _judge(records, reference["seeds"])
-    assert got["opo_sublinear"].verdict == HOLDS  # the controls (floor, no bonus) fail the rule
+    assert got["opo_sublinear"].verdict == HOLDS  # the control (linear floor) fails the rule
     for r in records:  # the linear floor given OPO's numbers: the sublinearity test cannot separate them
-        r["arms"]["opo_floor"]["window_ratio_max"] = r["arms"]["opo"]["window_ratio_max"]
+        r["arms"]["opo_floor"]["growth_exponent"] = r["arms"]["opo"]["growth_exponent"]
     got = _judge(records, reference["seeds"])
     assert got["opo_sublinear_ctl_floor"].verdict == DOES_NOT_HOLD
     assert got["opo_sublinear"].verdict != HOLDS
+
+
+def test_the_sublinearity_statistic_reads_growth_not_near_zero_ratios():
+    from icml26.opo_cmdp.experiment import growth_exponent, window_ratio
+
+    Ts = (1000, 2000, 4000, 8000)
+    assert growth_exponent(Ts, [3 * t**0.5 for t in Ts]) == pytest.approx(0.5)
+    assert growth_exponent(Ts, [0.2 * t for t in Ts]) == pytest.approx(1.0)
+    assert growth_exponent(Ts, [100 + 0.05 * t for t in Ts]) < 1  # a linear learner with a large offset looks
+    assert math.isnan(growth_exponent(Ts, [0.0, 1.0, 2.0, 3.0]))  # sublinear over a short range; R_T = 0: nan
+    with pytest.raises(ValueError, match="one R_T per horizon"):
+        growth_exponent(Ts, [1.0, 2.0])
+    gaps = np.r_[np.zeros(50), np.full(50, 1e-4), np.full(100, 1e-2)]  # the old 1e-9 floor made this 1e8
+    assert math.isnan(window_ratio(gaps))
+    assert window_ratio(np.full(400, 0.3)) == pytest.approx(1.0)

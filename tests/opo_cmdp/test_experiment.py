@@ -15,6 +15,7 @@ KINDS = {
     "opo_competitive": "claim",
     "opo_sublinear": "claim",
     "cmab_equivalence": "check",
+    "mdp_reference": "check",
     "optimal_regret_zero": "check",
     **{cid: "control" for ctl in CONTROLS.values() for cid, _ in ctl},
 }

@@ -108,9 +108,10 @@ def test_late_context_replay_equals_batched_tracking(small):
     rng = np.random.default_rng(0)
     for _ in range(15):
         c = env.contexts[rng.integers(4)]  # the lazy agent never sees contexts 4..7 before the end
+        s1 = int(rng.integers(2))  # a continuous trajectory: layer 1 starts where layer 0 went
         traj = [
-            (0, 0, int(rng.integers(2)), float(rng.random() < 0.3), int(rng.integers(2))),
-            (1, int(rng.integers(2)), int(rng.integers(2)), 0.0, -1),
+            (0, 0, int(rng.integers(2)), float(rng.random() < 0.3), s1),
+            (1, s1, int(rng.integers(2)), 0.0, -1),
         ]
         tracked.observe(c, traj)
         lazy.observe(c, traj)

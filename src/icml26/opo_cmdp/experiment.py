@@ -26,12 +26,23 @@ from icml26.core import Experiment, register
 
 from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, LinearFloor, OptimalPolicy, OptimisticGreedy, UniformPolicy
 from .claims import ARMS, judge
-from .classes import least_squares_oracle
+from .classes import least_squares_oracle, log_loss_oracle
 from .env import ContextualLayeredMDP, make_classes
 from .lock import ContextualCombinationLock, make_lock_classes
 from .opo import OPOCMAB, OPOCMDP, run
 
-__all__ = ["Config", "FULL", "QUICK", "ARMS", "measure", "slope", "window_ratio", "TUNING", "EXPERIMENT"]
+__all__ = [
+    "Config",
+    "FULL",
+    "QUICK",
+    "ARMS",
+    "measure",
+    "slope",
+    "window_ratio",
+    "growth_exponent",
+    "TUNING",
+    "EXPERIMENT",
+]
 
 
 @dataclass(frozen=True)
@@ -46,23 +57,28 @@ class Config:
     n_decoys: int = 15
     T: int = 4000
     tune_T: int = 1000
-    # OPO-CMDP's grid of (eta_scale, gamma) pairs
-    # OPO-CMDP's grid of (eta_scale, gamma) pairs: eta_scale in (100, 300, 1000, 3000) x gamma in (0.1, 0.3, 1)
+    # OPO-CMDP's grid of (eta_scale, gamma) pairs: eta_scale in (100, 300, 1000, 3000) x gamma in (0.1, 0.3, 1),
+    # plus (10000, 0.3) above the edge where picks sat (second referee, issue 52)
     opo_grid: tuple[tuple[float, float], ...] = tuple(
         (e, g) for e in (100.0, 300.0, 1000.0, 3000.0) for g in (0.1, 0.3, 1.0)
-    )
-    # the tuned baselines get as many configurations (12 each)
-    eps_scales: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
-    og_gammas: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
+    ) + ((10000.0, 0.3),)
+    # the tuned baselines get as many configurations (13 each): eps-greedy extended below its old floor 0.01 (its
+    # pick in 5/5 reported seeds), optimistic greedy with one more point between its picks 0.3 / 0.5 and 1
+    eps_scales: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
+    og_gammas: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 2.0, 3.0, 5.0, 10.0)
+    # opo_beats_baselines / opo_competitive read, per seed and arm, the MEDIAN exact R_T over this many independent
+    # evaluation streams (the main one and seed + 200000, + 300000, ...; the chosen setting fixed): one stream's
+    # R_T is a lottery (a run reaches the prize early or not), the median over 3 is less so
+    eval_streams: int = 3
     floor: float = 0.05  # the linear-floor control's share of uniform play
     slope_from: float = 0.25  # slopes of log R_t vs log t are fitted on t in [slope_from * T, T]
     slope_threshold: float = 0.9  # precondition: the no-bonus arm's slope is >= this (linear regret)
-    ratio_threshold: float = 0.8  # sublinearity: mean regret per episode on [T/2, T] over that on [T/4, T/2)
+    exponent_threshold: float = 1.0  # sublinearity: the growth exponent of R_T over `horizons` is < this
     optimism_ratio: float = 0.5  # optimism pays: R_T(arm) / R_T(no bonus) is <= this
     competitive_ratio: float = 2.0  # competitive: R_T(arm) / R_T(tuned optimistic greedy) is <= this
     k_wins: int = 4
-    # sublinearity is judged at T and at these longer horizons (OPO's step set per horizon, eta ~ 1/sqrt(T))
-    long_horizons: tuple[int, ...] = (8000,)
+    # sublinearity: R_T at these horizons (a run per horizon, OPO's step set per T, eta ~ 1/sqrt(T)); must hold T
+    horizons: tuple[int, ...] = (1000, 2000, 4000, 8000)
     sweep_sizes: tuple[tuple[int, int], ...] = ((2, 2), (3, 3), (4, 4))
     sweep_T: int = 1000
     cmab_rounds: int = 80
@@ -86,8 +102,16 @@ class Config:
             raise ValueError(
                 f"opo_grid must be a non-empty tuple of (eta_scale, gamma) pairs > 0, got {self.opo_grid!r}"
             )
-        if not all(isinstance(x, int) and not isinstance(x, bool) and x > self.T for x in self.long_horizons):
-            raise ValueError(f"long_horizons must be integers > T={self.T}, got {self.long_horizons!r}")
+        h = self.horizons
+        if (
+            len(h) < 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 8 for x in h)
+            or list(h) != sorted(set(h))
+            or self.T not in h
+        ):
+            raise ValueError(f"horizons must be >= 2 increasing integers >= 8 that include T={self.T}, got {h!r}")
+        if isinstance(self.eval_streams, bool) or not isinstance(self.eval_streams, int) or self.eval_streams < 1:
+            raise ValueError(f"eval_streams must be a positive integer, got {self.eval_streams!r}")
         if not 0.0 < self.floor <= 1.0:
             raise ValueError(f"floor must lie in (0, 1], got {self.floor!r}")
         if not 0.0 < self.slope_from < 1.0:
@@ -102,7 +126,7 @@ QUICK = Config(
     n_decoys=7,
     T=600,
     tune_T=200,
-    long_horizons=(1200,),
+    horizons=(150, 300, 600, 1200),
     opo_grid=((300.0, 0.3), (1000.0, 0.3)),
     eps_scales=(0.3, 1.0),
     og_gammas=(0.3, 1.0),
@@ -125,15 +149,29 @@ def slope(cum: np.ndarray, start: float) -> float:
     return float(np.polyfit(np.log(ts), y, 1)[0])
 
 
-ZERO_GAP = 1e-9  # a mean regret per episode below this is numerically zero (a converged softmax policy)
+MIN_WINDOW_REGRET = 1e-3  # the window ratio is undefined (nan) when the earlier window's mean is below this
 
 
 def window_ratio(gaps: np.ndarray) -> float:
     """Mean regret per episode over the last doubling window ``[T/2, T]`` divided by that over ``[T/4, T/2)``:
-    about ``2^(p-1)`` for regret growing like ``T^p`` (0.71 for ``sqrt T``), 1 for linear regret."""
+    about ``2^(p-1)`` for regret growing like ``T^p`` (0.71 for ``sqrt T``), 1 for linear regret.  ``nan`` when the
+    earlier window's mean is below ``MIN_WINDOW_REGRET`` (a ratio of near-zero numbers says nothing).  Reported in a
+    table only; the sublinearity claim reads :func:`growth_exponent`."""
     T = len(gaps)
     late, early = float(np.mean(gaps[T // 2 :])), float(np.mean(gaps[T // 4 : T // 2]))
-    return late / max(early, ZERO_GAP)
+    return late / early if early >= MIN_WINDOW_REGRET else float("nan")
+
+
+def growth_exponent(horizons, regrets) -> float:
+    """Least-squares slope of ``log R_T`` on ``log T`` over the horizons (a separate run per ``T``): about ``p`` for
+    regret growing like ``T^p`` (0.5 for ``sqrt T``, 1 for linear).  ``nan`` (undefined, no floor) unless every
+    ``R_T`` is positive (exact regret is >= 0; the lock's learners all start with positive regret)."""
+    r = np.asarray(regrets, dtype=float)
+    if len(r) != len(horizons) or len(r) < 2:
+        raise ValueError(f"growth_exponent needs one R_T per horizon (>= 2), got {list(r)} for {list(horizons)}")
+    if not np.all(r > 0):
+        return float("nan")
+    return float(np.polyfit(np.log(np.asarray(horizons, dtype=float)), np.log(r), 1)[0])
 
 
 def _make(cfg: Config, seed: int, S: int | None = None, A: int | None = None):
@@ -231,8 +269,90 @@ def _cmab_check(cfg: Config, seed: int) -> float:
     return worst
 
 
+def _mdp_reference(F, P, episodes, picks, c, H: int, S: int, A: int, eta: float, gamma: float) -> np.ndarray:
+    """OPO-CMDP's MDP rule written out directly with scalar loops (no shared code with :class:`OPOCMDP` or
+    :mod:`.tabular`): the policy ``[H, S, A]`` for context ``c`` after the updates of ``episodes`` (``picks[j - 1]``:
+    the oracle picks ``(kf, kp)`` used for episode ``j``), from ``s_0 = 0``, counts ``n += occupancy``."""
+    fs, ps = F.predict(c[None])[:, 0], P.predict(c[None])[:, 0]  # [K, H, S, A], [K, H, S, A, S]
+    pi = [[[1.0 / A] * A for _ in range(S)] for _ in range(H)]
+    n = [[[0.0] * A for _ in range(S)] for _ in range(H)]
+    for j in range(1, episodes + 1):
+        f, p = fs[picks[j - 1][0]], ps[picks[j - 1][1]]
+        d = [1.0 if s == 0 else 0.0 for s in range(S)]
+        q = [[[0.0] * A for _ in range(S)] for _ in range(H)]
+        for h in range(H):  # occupancy, forward
+            nd = [0.0] * S
+            for s in range(S):
+                for a in range(A):
+                    q[h][s][a] = d[s] * pi[h][s][a]
+                    for s2 in range(S):
+                        nd[s2] += q[h][s][a] * p[h, s, a, s2]
+            d = nd
+        beta = gamma * (j / (S * A)) ** 0.5
+        V = [0.0] * S
+        Q = [[[0.0] * A for _ in range(S)] for _ in range(H)]
+        for h in reversed(range(H)):  # policy evaluation of pi_j on the optimistic loss, backward
+            nV = [0.0] * S
+            for s in range(S):
+                for a in range(A):
+                    b = min(1.0, (beta / 2.0) / (1.0 + n[h][s][a]))
+                    Q[h][s][a] = max(0.0, f[h, s, a] - b) + (
+                        sum(p[h, s, a, s2] * V[s2] for s2 in range(S)) if h + 1 < H else 0.0
+                    )
+                    nV[s] += pi[h][s][a] * Q[h][s][a]
+            V = nV
+        for h in range(H):
+            for s in range(S):
+                w = [pi[h][s][a] * float(np.exp(-eta * Q[h][s][a])) for a in range(A)]
+                z = sum(w)
+                for a in range(A):
+                    pi[h][s][a] = w[a] / z
+                    n[h][s][a] += q[h][s][a]
+    return np.array(pi)
+
+
+def _mdp_check(cfg: Config, seed: int) -> float:
+    """Largest difference between OPO-CMDP's policies (gamma > 0, the bonus and counts active) and
+    :func:`_mdp_reference` over ``cmab_rounds`` episodes on a small lock (H=3, S=2, A=3), plus 1 for every epoch
+    whose oracle picks differ from :func:`least_squares_oracle` / :func:`log_loss_oracle` on the episodes before it."""
+
+    H, S, A = 3, 2, 3
+    env = ContextualCombinationLock(H, S, A, cfg.context_dim, 5, seed=seed)
+    F, P, _ = make_lock_classes(env, n_decoys=3, seed=seed)
+    eta, gamma = 0.5, 1.0
+    agent = OPOCMDP(F, P, H, S, A, eta=eta, gamma=gamma)
+    rng = np.random.default_rng([seed, 7])
+    data: dict[str, list] = {k: [] for k in ("context", "h", "s", "a", "loss", "next_state")}
+    picks: list[tuple[int, int]] = []
+    worst = 0.0
+    for t in range(1, cfg.cmab_rounds + 1):
+        if (t & (t - 1)) == 0:  # an epoch starts: the oracles on the episodes before t
+            arr = {k: np.asarray(v) for k, v in data.items()}
+            if not data["h"]:
+                arr["context"] = np.zeros((0, cfg.context_dim))
+            pick = (least_squares_oracle(F, arr), log_loss_oracle(P, arr))
+        obs, _ = env.reset(seed=seed if t == 1 else None)
+        c = np.asarray(obs["context"], dtype=float)
+        pol = agent.policy(c)
+        worst = max(worst, float(np.max(np.abs(pol - _mdp_reference(F, P, t - 1, picks, c, H, S, A, eta, gamma)))))
+        traj, done, s, h = [], False, int(obs["state"]), 0
+        while not done:
+            a = int(rng.choice(A, p=pol[h, s] / pol[h, s].sum()))
+            obs, _, done, _, info = env.step(a)
+            s2 = -1 if done else int(obs["state"])
+            traj.append((h, s, a, float(info["loss"]), s2))
+            for k, v in zip(data, (c, h, s, a, float(info["loss"]), s2)):
+                data[k].append(v)
+            s, h = s2, h + 1
+        agent.observe(c, traj)
+        picks.append(pick)
+        worst += float(agent.history[-1] != pick)
+    return worst
+
+
 TUNED = {"opo": "opo_grid", "eps": "eps_scales", "opt_greedy": "og_gammas"}
-LONG_ARMS = ("opo", "opo_floor", "opo_nobonus")  # the arms the sublinearity claim and its controls read
+LONG_ARMS = ("opo", "opo_floor")  # the arms the sublinearity claim and its control read (R_T per horizon)
+STREAM_ARMS = ("opo", "eps", "opt_greedy")  # the arms the median over evaluation streams is measured for
 
 
 def measure(cfg: Config, seed: int, progress=None) -> dict:
@@ -261,7 +381,7 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
             "curve": cum[cps - 1].tolist(),
             "oracle_calls": log.oracle_calls,
             "slope": slope(cum, cfg.slope_from) if cum[-1] > 0 else 0.0,
-            "window_ratio": window_ratio(gaps),
+            "window_ratio": window_ratio(gaps),  # reported only (table); nan when undefined
             "windows": [float(np.mean(gaps[lo:hi])) for lo, hi in _windows(cfg.T)],
             "max_abs_gap": float(np.max(np.abs(gaps))),
         }
@@ -272,14 +392,26 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
         if hasattr(inner, "history"):
             picks = np.array([k for k, _ in inner.history])
             rec["f_is_truth"] = [float(picks[t - 1] == info["truth_index"]) for t in cps]
+        if name in STREAM_ARMS:  # the same chosen setting on independent evaluation streams
+            rec["final_streams"] = [rec["final"]] + [
+                float(
+                    run(
+                        env, _agent(cfg, name, F, P, env, cfg.T, scale, opo=chosen), cfg.T, seed + 100_000 * (k + 1)
+                    ).cum_regret[-1]
+                )
+                for k in range(1, cfg.eval_streams)
+            ]
+            rec["final_median"] = float(np.median(rec["final_streams"]))
         if name in LONG_ARMS:
-            rec["window_ratio_at"] = {str(cfg.T): rec["window_ratio"]}
-            rec["final_at"] = {str(cfg.T): rec["final"]}
-            for T2 in cfg.long_horizons:
-                g2 = run(env, _agent(cfg, name, F, P, env, T2, scale, opo=chosen), T2, seed).per_episode_gap
-                rec["window_ratio_at"][str(T2)] = window_ratio(g2)
+            rec["final_at"] = {}
+            for T2 in cfg.horizons:
+                g2 = (
+                    gaps
+                    if T2 == cfg.T
+                    else run(env, _agent(cfg, name, F, P, env, T2, scale, opo=chosen), T2, seed).per_episode_gap
+                )
                 rec["final_at"][str(T2)] = float(np.sum(g2))
-            rec["window_ratio_max"] = max(rec["window_ratio_at"].values())
+            rec["growth_exponent"] = growth_exponent(cfg.horizons, list(rec["final_at"].values()))
         out["arms"][name] = rec
     out["sweep"] = {}
     for S, A in cfg.sweep_sizes:
@@ -288,6 +420,7 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
             run(e, _agent(cfg, "opo", f, p, e, cfg.sweep_T, chosen), cfg.sweep_T, seed).cum_regret[-1]
         )
     out["cmab_max_diff"] = _cmab_check(cfg, seed)
+    out["mdp_max_diff"] = _mdp_check(cfg, seed)
     return out
 
 
@@ -297,7 +430,8 @@ def _windows(T: int) -> list[tuple[int, int]]:
     return [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
 
 
-_OLD = [0, 1, 2, 3, 4]  # the seeds every run before evidence v3 reported (now the dev seeds)
+_OLD = [0, 1, 2, 3, 4]  # the seeds every run before evidence v3 reported (dev seeds since v3)
+_V3 = [100, 101, 102, 103, 104]  # v3/v3b's reported seeds, looked at by two referees' design probes: dev since v3c
 TUNING = (
     dict(
         variant="v1 (07197c3..98860b3): the spec's sigmoid/softmax contextual MDP with 31 decoys, loss_offset 0 and "
@@ -391,17 +525,59 @@ TUNING = (
         "beats optimistic greedy in 2/5), opo_competitive inconclusive, optimism_pays holds, opo_sublinear does not "
         "hold; controls 7/7; nothing was changed after either run",
     ),
+    dict(
+        variant="second referee (issue 52 review of 16f4632) probes on the then-reported seeds: OPO grid plus "
+        "(10000, 0.3); the gamma = 0.3 picks (300, 1000, 3000, 10000) evaluated at T = 4000 and 8000; tuning at the "
+        "full horizon; the sublinearity claim re-judged with log2(R_8000 / R_4000) instead of the window ratio",
+        seeds=[100, 101, 102, 103, 104],
+        outcome="(10000, 0.3) won seed 100's tuning by 0.03 and turned opo_beats_baselines to does not hold; OPO's "
+        "R_4000 over the picks is bimodal (112-138 or 258-491: a run reaches the prize early or not); the growth "
+        "exponent gave OPO 0.58 (upper end 0.958) vs linear floor 1.12. These seeds have now been looked at for "
+        "design choices, so v3c moves them into dev_seeds and reports on fresh seeds 200-204 (quick 200-202)",
+    ),
+    dict(
+        variant="v3c design (set from the two referee reports, before any v3c run): OPO grid + (10000, 0.3) (13 "
+        "pairs), eps-greedy + 0.005 and optimistic greedy + 0.7 (13 each); opo_beats_baselines and opo_competitive "
+        "read the per-seed median R_T over 3 evaluation streams (the chosen setting fixed) instead of one stream; "
+        "opo_sublinear judged by the growth exponent of R_T over T in (1000, 2000, 4000, 8000) (a run and a step "
+        "per T; upper interval end < 1), linear floor as its control; the window ratio only reported (nan below "
+        "1e-3 per episode, no 1e-9 floor); no-bonus arm dropped from the long horizons (cost); every other "
+        "threshold unchanged",
+        seeds=_OLD + _V3,
+        outcome="fixed before any v3c run; a quick-preset pipeline check on dev seeds 0-2 (the code ran; quick "
+        "verdicts not used for any choice)",
+    ),
+    dict(
+        variant="v3c --dev full run (seeds 0-4 and 100-104), stopped after 2 of 10 seeds for time (ETA 49 min on the "
+        "shared cores); code before the logsumexp speedup (numerics only) and the mdp_reference check",
+        seeds=[0, 1],
+        outcome="OPO picks (10000, 0.3) and (1000, 0.3) (seed 0 again at the top of the grid); median R_4000 over 3 "
+        "streams OPO 142.1 / 140.7 vs optimistic greedy 128.9 / 215.5 (1 win of 2; OPO's single streams 123-261), "
+        "eps-greedy 1800 at its new grid floor 0.005 (linear); growth exponent OPO 0.09 / 0.48, linear floor 0.83 / "
+        "0.82 (below 1: over 1k-8k the floor's R_T still carries OPO's early exploration, so the exponent test may "
+        "not separate it; the control then leaves opo_sublinear inconclusive). Nothing was changed after seeing "
+        "them; the reference run on seeds 200-204 followed",
+    ),
+    dict(
+        variant="v3c --dev full run on seeds 2, 3, 4 (the shipped v3c code), AFTER the reference run on 200-204",
+        seeds=[2, 3, 4],
+        outcome="OPO picks (1000, 0.3) x2, (300, 0.3); median R_4000 OPO 249.6 / 116.9 / 124.6 vs optimistic greedy "
+        "116.7 / 118.3 / 206.0 (2 wins of 3, one by 1.4); opo_beats_baselines does not hold (needs 3 of 3), "
+        "optimism_pays holds, opo_competitive inconclusive (ratios 2.14, 0.99, 0.61), opo_sublinear inconclusive "
+        "(OPO's exponents 0.42, 0.29, 0.16; the linear floor's 0.94, 0.90, 0.89 also below 1); controls 5/6, checks "
+        "3/3. With seeds 0, 1: OPO beats optimistic greedy in 3 of 5 dev seeds. Nothing was changed after it",
+    ),
 )
 
 EXPERIMENT = register(
     Experiment(
         slug="opo_cmdp",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (100, 101, 102), "full": (100, 101, 102, 103, 104)},
+        seeds={"quick": (200, 201, 202), "full": (200, 201, 202, 203, 204)},
         measure=measure,
         judge=judge,
         threads=1,
-        dev_seeds=tuple(_OLD),
+        dev_seeds=tuple(_OLD + _V3),
         tuning=TUNING,
     )
 )

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
 from .tabular import evaluate_policy, occupancy
@@ -72,6 +71,7 @@ class OracleAgent:
         self._fpred = np.zeros((0,))
         self._ppred = np.zeros((0,))
         self.t = 0  # episodes observed
+        self.s0 = 0  # the start state every trajectory must begin in (OPOCMDP's s0)
         self.kf, self.kp = 0, 0  # current oracle picks
         self.oracle_calls = 0
         self.history: list[tuple[int, int]] = []  # (kf, kp) used for the update after episode j (index j - 1)
@@ -145,10 +145,14 @@ class OracleAgent:
         self.oracle_calls += 1 + (self.P is not None)
 
     def observe(self, context, trajectory: Sequence[tuple[int, int, int, float, int]]) -> None:
-        """Log one episode ``[(h, s, a, loss, next_state), ...]`` (``next_state = -1`` after the last layer) and
-        update.  At an epoch start the oracles are refitted on the episodes BEFORE this one."""
+        """Log one episode ``[(h, s, a, loss, next_state), ...]`` and update.  The trajectory is continuous: it
+        starts in ``s0`` at layer 0, each step's ``s`` is the previous step's ``next_state``, and ``next_state = -1``
+        exactly at the last layer ``h = n_layers - 1``.  At an epoch start the oracles are refitted on the episodes
+        BEFORE this one."""
         c = self._context(context)
         traj = list(trajectory)
+        if not traj:
+            raise ValueError("trajectory is empty: an episode has at least one step (h, s, a, loss, next_state)")
         if len(traj) > self.H:
             raise ValueError(f"trajectory has {len(traj)} steps, more than n_layers={self.H}")
         for i, step in enumerate(traj):
@@ -164,6 +168,18 @@ class OracleAgent:
                 raise ValueError(f"trajectory step {step} is outside H={self.H}, S={self.S}, A={self.A}")
             if not (s2 == -1 or 0 <= s2 < self.S):
                 raise ValueError(f"trajectory step {step!r}: next_state must be -1 or lie in [0, {self.S}), got {s2}")
+            if (s2 == -1) != (h == self.H - 1):
+                raise ValueError(
+                    f"trajectory step {step!r}: next_state must be -1 exactly at the last layer h={self.H - 1}, got "
+                    f"{s2} at h={h}"
+                )
+            want = self.s0 if i == 0 else traj[i - 1][4]
+            if s != want:
+                raise ValueError(
+                    f"trajectory step {step!r}: state s must be "
+                    + (f"s0={self.s0} at h=0" if i == 0 else f"the previous step's next_state {want}")
+                    + f", got {s}"
+                )
             if isinstance(loss, (bool, np.bool_)) or not isinstance(loss, (int, float, np.integer, np.floating)):
                 raise ValueError(f"trajectory step {step!r}: loss must be a number, got {loss!r}")
             if not 0.0 <= loss <= 1.0:
@@ -254,7 +270,8 @@ class OPOCMDP(OracleAgent):
         lt = np.maximum(0.0, f - b) if self.bonus_sign > 0 else np.minimum(1.0, f + b)
         _, Q = evaluate_policy(pi, lt, p)
         logpi = logpi - self.eta * Q
-        logpi = logpi - logsumexp(logpi, axis=-1, keepdims=True)
+        m = np.max(logpi, axis=-1, keepdims=True)  # log-normaliser (the max shift; scipy's logsumexp cost 2x here)
+        logpi = logpi - (m + np.log(np.sum(np.exp(logpi - m), axis=-1, keepdims=True)))
         return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
 
     def _after_episode(self, j: int) -> None:
@@ -323,6 +340,12 @@ def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
         return int(obs["state"]), int(obs["layer"]), np.asarray(obs["context"], dtype=float)
     if "h" not in info:
         raise ValueError("an env with a plain state observation must put the layer in info['h']")
+    if np.ndim(obs) != 0 or not float(np.asarray(obs)).is_integer():
+        raise TypeError(
+            f"obs must be a mapping with state, layer and context or an integer state, got {type(obs).__name__} "
+            f"of shape {np.shape(obs)} (a flattened Dict observation, e.g. FlattenObservation, cannot be read back: "
+            "pass the unflattened env)"
+        )
     c = info.get("context")
     return int(obs), int(info["h"]), None if c is None else np.asarray(c, dtype=float)
 
@@ -382,7 +405,7 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
             a = int(rng.choice(n_actions, p=pi[h, s] / pi[h, s].sum()))
             obs, reward, done, _, step_info = env.step(a)
             loss = float(step_info.get("loss", -reward))
-            s2, _, _ = _unpack(obs, {"h": h + 1}) if isinstance(obs, dict) else (int(obs), h + 1, None)
+            s2, _, _ = _unpack(obs, {"h": h + 1})
             traj.append((h, s, a, loss, -1 if done else s2))
             s, h = s2, h + 1
         agent.observe(c, traj)
