@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 from icml26.count_ica import CountICA, make_arpln_data
 
@@ -22,11 +23,13 @@ def test_bad_counts_name_entries():
     X[1, 2, 3] = -1
     with pytest.raises(ValueError, match=r"negative entries .*\[\[1, 2, 3\]\]"):
         CountICA(2).fit(X)
-    X[1, 2, 3] = 0.5
-    with pytest.raises(ValueError, match=r"non-integer entries .*\[\[1, 2, 3\]\]"):
+    X[1, 2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"NaN or inf.*\[\[1, 2, 3\]\]"):
         CountICA(2).fit(X)
     with pytest.raises(ValueError, match="shape"):
-        CountICA(2).fit(np.ones((3, 4)))
+        CountICA(2).fit(np.ones(4))
+    with pytest.raises(ValueError, match="Complex"):
+        CountICA(2).fit(np.ones((2, 3, 4)) * 1j)
     with pytest.raises(TypeError):
         CountICA(2).fit(np.array([[["a"]]]))
 
@@ -43,8 +46,10 @@ def test_bad_parameters():
         CountICA(2, lr=-1.0).fit(X)
     with pytest.raises(ValueError, match="n_components must be <= n_features"):
         make_arpln_data(n_features=3, n_components=4)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         CountICA(2).transform(X)
+    with pytest.raises(TypeError, match="temporal_prior"):
+        CountICA(2, temporal_prior=1).fit(X)
 
 
 def test_attributes_and_shapes(fitted, data):
@@ -54,7 +59,8 @@ def test_attributes_and_shapes(fitted, data):
     assert np.allclose(np.linalg.norm(m.mixing_, axis=0), 1.0, atol=1e-6)
     assert np.allclose(m.components_ @ m.mixing_, np.eye(2), atol=1e-8)
     assert m.transition_.shape == (2, 2, 2) and np.allclose(m.transition_.sum(-1), 1.0)
-    mu, var = m.transform(X)
+    mu, var = m.transform(X, return_variance=True)
+    assert np.array_equal(mu, m.transform(X)) and np.array_equal(var, m.transform_variance(X))
     assert mu.shape == var.shape == (30, 8, 2) and np.all(var > 0)
     p = m.predict_proba_regimes(X)
     assert p.shape == (30, 8, 2, 2) and np.allclose(p.sum(-1), 1.0)
@@ -62,7 +68,11 @@ def test_attributes_and_shapes(fitted, data):
     assert path.shape == (30, 8, 2) and set(np.unique(path)) <= {0, 1}
     Xs, S, U = m.sample(n=7, T=5, random_state=0)
     assert Xs.shape == (7, 5, 6) and Xs.dtype == np.int64 and S.shape == U.shape == (7, 5, 2)
-    fc = m.forecast(X[:, :5], horizon=3, n_samples=20, random_state=0)
+    fc = (
+        CountICA(2, 2, predictive=True, max_epochs=5, random_state=0)
+        .fit(X)
+        .forecast(X[:, :5], horizon=3, n_samples=20, random_state=0)
+    )
     assert fc.shape == (30, 3, 6) and np.all(fc > 0)
     assert np.isfinite(m.score(X))
 
@@ -98,3 +108,40 @@ def test_early_stopping(data):
     X, _ = data
     m = CountICA(2, 1, max_epochs=200, tol=1.0, patience=2, random_state=0).fit(X)
     assert m.stopped_early_ and m.n_iter_ <= 4
+
+
+def test_a_real_scikit_learn_estimator(data):
+    """clone / get_params / set_params, a GridSearchCV over lr, fit_transform, and fit leaves torch's global generator
+    as it was (a local generator)."""
+    import torch
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+
+    X, _ = data
+    c = clone(CountICA(2))
+    assert c.get_params()["n_components"] == 2 and c.set_params(lr=1e-2).lr == 1e-2
+    g = GridSearchCV(CountICA(2, max_epochs=3, patience=2), {"lr": [1e-3, 5e-3]}, cv=2).fit(X)
+    assert g.best_params_["lr"] in (1e-3, 5e-3)
+    state = torch.random.get_rng_state()
+    Z = CountICA(2, max_epochs=3, random_state=0).fit_transform(X)
+    assert torch.equal(state, torch.random.get_rng_state())
+    assert isinstance(Z, np.ndarray) and Z.shape == (30, 8, 2)
+    Z2 = CountICA(2, max_epochs=3, random_state=0).fit(X).transform(X)
+    assert np.allclose(Z, Z2)  # seeded: the same fit twice
+
+
+def test_forecast_refuses_a_non_predictive_model(fitted, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="predictive=True"):
+        fitted.forecast(X[:, :5], horizon=2)
+
+
+def test_check_estimator_passes():
+    """scikit-learn's estimator checks on a tiny configuration; the only check not run is the array-API one, which
+    scikit-learn itself skips unless SCIPY_ARRAY_API is set (torch-backed inputs are not supported)."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    res = check_estimator(CountICA(2, max_epochs=3, encoder_hidden=4, patience=2), on_fail=None)
+    bad = [(r["check_name"], str(r["exception"])[:200]) for r in res if r["status"] == "failed"]
+    assert not bad, bad
+    assert len(res) > 40

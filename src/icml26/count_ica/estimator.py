@@ -15,39 +15,58 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .model import ARPLNICA
 
-__all__ = ["CountICA", "validate_counts"]
+__all__ = ["CountICA", "validate_counts", "regime_marginals", "viterbi_path"]
 
 
 def validate_counts(X, name: str = "X") -> np.ndarray:
-    """``X`` as a float ``(n, T, K)`` array of non-negative integers; errors name the offending entries."""
+    """``X`` as a float ``(n, T, K)`` array of non-negative counts; errors name the offending entries.
+
+    A 2-D ``X`` ``(n_samples, K)`` is read as ``n_samples`` sequences of length 1 (scikit-learn's reading: rows
+    are samples; no dynamics).  Non-integer non-negative values are accepted, as scikit-learn's Poisson and KL
+    models (``PoissonRegressor``, ``NMF(beta_loss="kullback-leibler")``, ``LatentDirichletAllocation``) accept
+    them: the Poisson log-likelihood ``x log r - r - log Gamma(x + 1)`` is defined for real ``x >= 0``."""
     if isinstance(X, torch.Tensor):
         X = X.detach().cpu().numpy()
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise TypeError(f"{name} must be a dense array of counts: sparse input is not supported")
     try:
         A = np.asarray(X)
     except Exception as exc:  # pragma: no cover - exotic inputs
         raise TypeError(f"{name} must be array-like of counts, got {type(X).__name__}") from exc
-    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+    if np.iscomplexobj(A):
+        raise ValueError(f"Complex data not supported: {name} must hold real non-negative counts")
+    if A.dtype == object:
+        A = A.astype(np.float64)  # numbers stored as objects; anything else raises float()'s TypeError
+    if not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
         raise TypeError(f"{name} must be a numeric array of counts, got dtype {A.dtype}")
-    if A.ndim != 3:
-        raise ValueError(f"{name} must have shape (n_sequences, n_times, n_features), got shape {A.shape}")
+    if A.ndim not in (2, 3):
+        raise ValueError(
+            f"{name} must have shape (n_sequences, n_times, n_features) or (n_samples, n_features), got shape "
+            f"{A.shape}" + (": Reshape your data (one sample: X.reshape(1, -1))" if A.ndim < 2 else "")
+        )
+    if A.shape[-1] < 1:
+        raise ValueError(f"{name} has 0 feature(s) (shape={A.shape}) while a minimum of 1 is required.")
+    if min(A.shape) < 1:
+        raise ValueError(f"{name} must hold at least one sequence and time, got shape {A.shape}")
+    if A.ndim == 2:
+        A = A[:, None, :]
     A = A.astype(np.float64)
     if not np.all(np.isfinite(A)):
         bad = np.argwhere(~np.isfinite(A))[:5].tolist()
-        raise ValueError(f"{name} must be finite counts; non-finite entries at (sequence, time, feature) {bad}")
+        raise ValueError(
+            f"{name} must be finite counts (no NaN or inf); non-finite entries at (sequence, time, feature) {bad}"
+        )
     if np.any(A < 0):
         bad = np.argwhere(A < 0)[:5].tolist()
         raise ValueError(
-            f"{name} must hold non-negative counts; negative entries at (sequence, time, feature) "
-            f"{bad} (values {[A[tuple(i)] for i in bad]})"
-        )
-    if np.any(A != np.round(A)):
-        bad = np.argwhere(A != np.round(A))[:5].tolist()
-        raise ValueError(
-            f"{name} must hold integer counts; non-integer entries at (sequence, time, feature) "
-            f"{bad} (values {[A[tuple(i)] for i in bad]})"
+            f"Negative values in data passed to {name}: it must hold non-negative counts; negative entries at "
+            f"(sequence, time, feature) {bad} (values {[A[tuple(i)] for i in bad]})"
         )
     return A
 
@@ -68,15 +87,22 @@ def _check_pos(name: str, v, allow_zero: bool = False) -> float:
     return float(v)
 
 
-class CountICA:
-    """Regime-adaptive ICA for temporal count data (ARPLN-ICA), FastICA-style surface.
+class CountICA(TransformerMixin, BaseEstimator):
+    """Regime-adaptive ICA for temporal count data (ARPLN-ICA): a scikit-learn transformer (FastICA's names).
 
     Parameters: ``n_components`` (d), ``n_regimes`` (C), ``variational`` ``"ar"`` | ``"mf"`` (mean field,
-    ``Bt = 0``), ``predictive`` (causal encoder), ``offsets`` ``"zero"`` | ``"logsum"`` (``log(sum_j x_tj + 1)``) or
-    an ``(n, T)`` array passed to ``fit``, ``fit_intercept`` (per-feature log-rate ``mu0``), ``encoder_hidden``,
+    ``Bt = 0``), ``temporal_prior`` (``False`` holds the prior's AR coefficient at 0: sources i.i.d. in time, the
+    ablation that removes the dynamics the method relies on), ``predictive`` (causal encoder), ``offsets``
+    ``"zero"`` | ``"logsum"`` (``log(sum_j x_tj + 1)``) or an ``(n, T)`` array passed to ``fit``,
+    ``fit_intercept`` (per-feature log-rate ``mu0``), ``encoder_hidden``,
     ``max_epochs``, ``lr``, ``weight_decay``, ``batch_size`` (``None`` = full batch), ``tol``, ``patience``,
     ``l2_mixing``, ``init`` ``"random"`` | ``"pca"`` | ``"fastica"`` (FastICA on ``log(X + 0.5)``), ``dtype``,
-    ``random_state``, ``checkpoint_every``.
+    ``random_state`` (an int, a ``RandomState`` or ``None``: seeds a torch generator local to ``fit``; torch's
+    global generator is left as it was), ``checkpoint_every``.
+
+    ``X`` is ``(n, T, K)`` (``n`` sequences of ``T`` times) or ``(n_samples, K)`` (``n_samples`` sequences of length
+    1: a static PLN-ICA).  ``transform(X)`` returns the posterior means of the sources, ``(n, T, d)`` (``(n, d)``
+    for 2-D ``X``); ``transform(X, return_variance=True)`` or :meth:`transform_variance` give the variances.
 
     Attributes after ``fit``: ``mixing_`` ``(K, d)`` unit columns (Gamma), ``components_`` ``(d, K)`` its
     pseudo-inverse, ``intercept_`` ``(K,)``, ``transition_`` ``(d, C, C)``, ``initial_`` ``(d, C)``,
@@ -90,6 +116,7 @@ class CountICA:
         n_regimes: int = 1,
         *,
         variational: str = "ar",
+        temporal_prior: bool = True,
         predictive: bool = False,
         offsets="zero",
         fit_intercept: bool = True,
@@ -107,6 +134,7 @@ class CountICA:
         checkpoint_every: int = 50,
     ) -> None:
         self.n_components, self.n_regimes, self.variational = n_components, n_regimes, variational
+        self.temporal_prior = temporal_prior
         self.predictive, self.offsets, self.fit_intercept = predictive, offsets, fit_intercept
         self.encoder_hidden, self.max_epochs, self.lr, self.weight_decay = encoder_hidden, max_epochs, lr, weight_decay
         self.batch_size, self.tol, self.patience, self.l2_mixing = batch_size, tol, patience, l2_mixing
@@ -126,6 +154,8 @@ class CountICA:
         _check_pos("weight_decay", self.weight_decay, allow_zero=True)
         _check_pos("tol", self.tol, allow_zero=True)
         _check_pos("l2_mixing", self.l2_mixing, allow_zero=True)
+        if not isinstance(self.temporal_prior, bool):
+            raise TypeError(f"temporal_prior must be a bool, got {type(self.temporal_prior).__name__}")
         if self.variational not in ("ar", "mf"):
             raise ValueError(f"variational must be 'ar' or 'mf', got {self.variational!r}")
         if self.init not in ("random", "pca", "fastica"):
@@ -139,11 +169,11 @@ class CountICA:
     def _torch_dtype(self):
         return torch.float64 if self.dtype == "float64" else torch.float32
 
-    def _prepare(self, X, offsets=None, covariates=None):
+    def _prepare(self, X, offsets=None, covariates=None, reset: bool = False):
         A = validate_counts(X)
         n, T, K = A.shape
-        if hasattr(self, "n_features_in_") and K != self.n_features_in_:
-            raise ValueError(f"X has {K} features but the model was fitted with {self.n_features_in_}")
+        if not reset and hasattr(self, "n_features_in_") and K != self.n_features_in_:
+            raise ValueError(f"X has {K} features, but CountICA is expecting {self.n_features_in_} features as input")
         spec = self.offsets if offsets is None else offsets
         if isinstance(spec, str) and spec == "zero":
             o = np.zeros((n, T))
@@ -171,14 +201,21 @@ class CountICA:
     def fit(self, X, y=None, *, offsets=None, covariates=None, checkpoint: str | os.PathLike | None = None):
         """Fit by amortised variational EM.  ``X``: ``(n, T, K)`` non-negative integer counts."""
         self._validate_params()
-        x, o, c = self._prepare(X, offsets, covariates)
-        n, T, K = x.shape
-        d, C = self.n_components, self.n_regimes
+        x, o, c = self._prepare(X, offsets, covariates, reset=True)
+        K, d = x.shape[2], self.n_components
         if d > K:
             raise ValueError(f"n_components must be <= n_features ({K}), got {d}")
+        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+        with torch.random.fork_rng(devices=[]):  # a local generator: torch's global state is restored on exit
+            torch.manual_seed(seed)
+            model = self._init_model(x, o, c, seed)
         self.n_features_in_ = K
-        if self.random_state is not None:
-            torch.manual_seed(int(self.random_state))
+        self._fit_loop(model, x, o, c, seed, checkpoint)
+        return self
+
+    def _init_model(self, x, o, c, seed: int) -> ARPLNICA:
+        n, T, K = x.shape
+        d, C = self.n_components, self.n_regimes
         model = ARPLNICA(
             K,
             d,
@@ -187,6 +224,7 @@ class CountICA:
             hidden=self.encoder_hidden,
             mlp=self.encoder_hidden,
             mean_field=self.variational == "mf",
+            temporal=self.temporal_prior,
             predictive=self.predictive,
             fit_intercept=self.fit_intercept,
         ).to(self._torch_dtype)
@@ -200,15 +238,19 @@ class CountICA:
             elif self.init == "fastica":
                 from .baselines import fastica_log
 
-                G0 = fastica_log(x.numpy(), d, random_state=self.random_state)
+                G0 = fastica_log(x.numpy(), d, random_state=seed)
                 model.W.copy_(torch.as_tensor(G0 / np.linalg.norm(G0, axis=0), dtype=x.dtype))
+        return model
+
+    def _fit_loop(self, model: ARPLNICA, x, o, c, seed: int, checkpoint) -> None:
+        n, T, K = x.shape
         params = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
         bs = n if self.batch_size is None else min(self.batch_size, n)
         n_batches = math.ceil(n / bs)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.max_epochs * n_batches)
         history, start, calm = [], 0, 0
-        gen = torch.Generator().manual_seed(0 if self.random_state is None else int(self.random_state))
+        gen = torch.Generator().manual_seed(seed)
         ck = None if checkpoint is None else Path(checkpoint)
         if ck is not None and ck.exists():
             state = torch.load(ck, weights_only=False)
@@ -263,7 +305,6 @@ class CountICA:
         self.elbo_history_ = np.asarray(history)
         self.n_iter_ = len(history)
         self._set_attributes()
-        return self
 
     def _set_attributes(self) -> None:
         m = self.model_
@@ -282,8 +323,14 @@ class CountICA:
         self.init_mean_, self.init_var_ = m.bbar.double().numpy(), m.psibar.double().numpy()
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            raise RuntimeError("this CountICA instance is not fitted yet: call fit(X) first")
+        check_is_fitted(self, "model_")  # sklearn's NotFittedError (a ValueError and an AttributeError)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # counts
+        tags.input_tags.three_d_array = True  # (n, T, K) sequences
+        tags.non_deterministic = False
+        return tags
 
     @torch.no_grad()
     def _posterior(self, X, offsets=None, covariates=None):
@@ -293,10 +340,20 @@ class CountICA:
         return x, o, c, q
 
     # -- inference -------------------------------------------------------------------------------------------
-    def transform(self, X, *, offsets=None, covariates=None) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and marginal variances of the sources, ``(n, T, d)`` each."""
+    def transform(self, X, *, return_variance: bool = False, offsets=None, covariates=None):
+        """Posterior means of the sources, ``(n, T, d)`` (``(n, d)`` for 2-D ``X``); with ``return_variance=True``
+        the pair ``(means, marginal variances)``."""
+        if not isinstance(return_variance, bool):
+            raise TypeError(f"return_variance must be a bool, got {type(return_variance).__name__}")
         _, _, _, q = self._posterior(X, offsets, covariates)
-        return q["mu"].double().numpy(), q["Sigma"].double().numpy()
+        mu, var = q["mu"].double().numpy(), q["Sigma"].double().numpy()
+        if np.asarray(X).ndim == 2:
+            mu, var = mu[:, 0], var[:, 0]
+        return (mu, var) if return_variance else mu
+
+    def transform_variance(self, X, *, offsets=None, covariates=None) -> np.ndarray:
+        """Posterior marginal variances of the sources, same shape as :meth:`transform`."""
+        return self.transform(X, return_variance=True, offsets=offsets, covariates=covariates)[1]
 
     def score(self, X, y=None, *, offsets=None, covariates=None) -> float:
         """Mean ELBO per sequence (a lower bound on ``log p(x)`` per sequence)."""
@@ -312,18 +369,9 @@ class CountICA:
         """Smoothed regime marginals ``P(u_t^(i) = c | x)`` ``(n, T, d, C)``: forward-backward on the HMM with
         prior ``(pi, A)`` and potentials ``exp L_t(c)`` (the expected Gaussian log-likelihoods under ``q(s)``)."""
         L = self._regime_potentials(X, offsets, covariates)
-        logpi = torch.as_tensor(self.initial_).clamp_min(1e-300).log()
-        logA = torch.as_tensor(self.transition_).clamp_min(1e-300).log()
-        n, T, d, C = L.shape
-        fw = [logpi + L[:, 0]]
-        for t in range(1, T):
-            fw.append(torch.logsumexp(fw[-1].unsqueeze(-1) + logA, dim=-2) + L[:, t])
-        bw = [torch.zeros(n, d, C, dtype=L.dtype)]
-        for t in range(T - 1, 0, -1):
-            bw.append(torch.logsumexp(logA + (L[:, t] + bw[-1]).unsqueeze(-2), dim=-1))
-        bw = bw[::-1]
-        post = torch.stack([f + b for f, b in zip(fw, bw)], 1)
-        return torch.softmax(post, dim=-1).numpy()
+        logpi = np.log(np.maximum(self.initial_, 1e-300))
+        logA = np.log(np.maximum(self.transition_, 1e-300))
+        return regime_marginals(logpi, logA, L.numpy())
 
     def predict_regimes(self, X, *, viterbi: bool = True, offsets=None, covariates=None) -> np.ndarray:
         """Regime path ``(n, T, d)`` ints: the Viterbi path (``viterbi=True``) or the argmax of the marginals."""
@@ -366,6 +414,11 @@ class CountICA:
         ``exp(eta)`` over ``n_samples`` paths.  Meant for ``predictive=True`` (the posterior at ``T0`` then
         conditions on the prefix exactly as during training)."""
         horizon, n_samples = _check_int("horizon", horizon, 1), _check_int("n_samples", n_samples, 1)
+        self._check_fitted()
+        if not self.predictive:
+            raise ValueError(
+                "forecast needs a model fitted with predictive=True (a causal encoder); this one has predictive=False"
+            )
         _, _, _, q = self._posterior(X, offsets)
         mu, Sig = q["mu"][:, -1].double().numpy(), q["Sigma"][:, -1].double().numpy()
         pU = self.predict_proba_regimes(X, offsets=offsets)[:, -1]  # (n, d, C)
@@ -405,6 +458,23 @@ def _simulate(rng, U0, bbar, psibar, A, B, b, psi, T, s0=None):
         c = U[:, t]
         S[:, t] = B[cols, c] * S[:, t - 1] + b[cols, c] + np.sqrt(psi[cols, c]) * rng.standard_normal((n, d))
     return S, U
+
+
+def regime_marginals(log_pi: np.ndarray, log_A: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """Exact smoothed marginals ``P(u_t = c | potentials)`` of a Markov chain per sequence and component by
+    forward-backward in log space: ``log_pi`` ``(d, C)``, ``log_A`` ``(d, C, C)``, ``L`` ``(n, T, d, C)`` log
+    potentials -> ``(n, T, d, C)``."""
+    from scipy.special import logsumexp, softmax
+
+    n, T, d, C = L.shape
+    fw = [log_pi[None] + L[:, 0]]
+    for t in range(1, T):
+        fw.append(logsumexp(fw[-1][..., :, None] + log_A[None], axis=-2) + L[:, t])
+    bw = [np.zeros((n, d, C))]
+    for t in range(T - 1, 0, -1):
+        bw.append(logsumexp(log_A[None] + (L[:, t] + bw[-1])[..., None, :], axis=-1))
+    bw = bw[::-1]
+    return softmax(np.stack([f + b for f, b in zip(fw, bw)], 1), axis=-1)
 
 
 def viterbi_path(log_pi: np.ndarray, log_A: np.ndarray, L: np.ndarray) -> np.ndarray:

@@ -60,10 +60,14 @@ class ARPLNICA(nn.Module):
         predictive: bool = False,
         fit_intercept: bool = True,
         ar_init: float = 0.5,
+        temporal: bool = True,
     ) -> None:
         super().__init__()
         K, d, C = n_features, n_components, n_regimes
         self.n_features, self.n_components, self.n_regimes, self.n_covariates = K, d, C, n_covariates
+        self.temporal = temporal  # False: the AR coefficient B is held at 0 (i.i.d.-in-time source prior)
+        if not temporal:
+            ar_init = 0.0
         self.mean_field, self.predictive, self.fit_intercept = mean_field, predictive, fit_intercept
         self.W = nn.Parameter(torch.randn(K, d))
         self.intercept = nn.Parameter(torch.zeros(K), requires_grad=fit_intercept)
@@ -245,6 +249,8 @@ class ARPLNICA(nn.Module):
         S1 = (g * m1).sum((0, 1))
         det = (S00 * N - S0**2).clamp_min(1e-10)
         B = ((S01 * N - S0 * S1) / det).clamp(-max_coef, max_coef)
+        if not self.temporal:  # the temporal prior removed: s_t independent of s_{t-1} under the prior
+            B = torch.zeros_like(B)
         b = (S1 - B * S0) / N
         sq = (m1 - B * m0 - b) ** 2 + S[:, 1:] + B**2 * S[:, :-1] - 2.0 * B * X[:, 1:]
         self.B.copy_(B)
