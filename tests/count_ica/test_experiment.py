@@ -5,24 +5,28 @@ from dataclasses import replace
 
 import numpy as np
 
-from icml26.core import VERDICTS, judge_records
+from icml26.core import VERDICTS
 from icml26.count_ica import CountICA, make_arpln_data
-from icml26.count_ica.experiment import truth_model
-from icml26.count_ica.metrics import sliced_wasserstein, standardized_log_counts
 from icml26.count_ica.model import ARPLNICA
 
 KINDS = {
     "fastica_degraded_moderate": "precondition",
     "fastica_fine_high": "precondition",
-    "beats_fastica_moderate": "claim",
+    "beats_ica_moderate": "claim",
+    "beats_ica_moderate_no_temporal_prior": "control",
+    "refinement_beats_ica_moderate": "claim",
+    "refinement_beats_ica_moderate_no_temporal_prior": "control",
     "beats_chance_moderate": "claim",
+    "beats_chance_moderate_no_temporal_prior": "control",
     "posterior_predictive_sw": "claim",
+    "posterior_predictive_sw_no_temporal_prior": "control",
     "parity_high": "claim",
+    "parity_high_no_temporal_prior": "control",
     "regime_viterbi_accuracy": "claim",
-    "regime_marginals_normalised": "check",
+    "regime_viterbi_accuracy_one_regime": "control",
+    "forward_backward_exact": "check",
     "sample_path_truth_sw": "check",
     "align_planted_exact": "check",
-    "mixing_unit_columns": "check",
 }
 
 
@@ -35,53 +39,49 @@ def test_quick_preset_end_to_end(quick_run):
     for cid, kind in KINDS.items():
         if kind == "check":
             assert by_id[cid]["verdict"] == "holds", by_id[cid]
-    assert by_id["beats_fastica_moderate"]["requires"] == ["fastica_degraded_moderate"]
+        if kind == "claim":
+            assert by_id[cid]["controls"], cid
+    assert by_id["beats_ica_moderate"]["requires"] == ["fastica_degraded_moderate"]
     assert by_id["parity_high"]["requires"] == ["fastica_fine_high"]
-    assert by_id["beats_fastica_moderate"]["test"]["min_effect"] == 0.08
-    assert result["budgets"]["ARPLN-ICA"]["budget"] == result["budgets"]["ARPLN-ICA (MF)"]["budget"]
+    assert by_id["beats_ica_moderate"]["test"]["min_effect"] == 0.08
+    b = result["budgets"]
+    assert b["ARPLN-ICA (random start)"]["budget"] == b["ARPLN-ICA without temporal prior"]["budget"]
     for name in ("elbo_curve.png", "mixing_columns.png", "regime_paths.png", "report.md"):
         assert (run_dir / name).exists()
 
 
-def _mutant_records(n=5, fastica=0.6, gain=0.3, seed=0):
-    rng = np.random.default_rng(seed)
-    recs = []
-    for _ in range(n):
-        f = list(fastica + 0.01 * rng.standard_normal(3))
-        sc = {
-            "cos": {
-                "fastica": f,
-                "ar": [x + gain + 0.01 * rng.standard_normal() for x in f],
-                "mf": f,
-                "pca": f,
-                "random": list(0.3 + 0.01 * rng.standard_normal(3)),
-            },
-            "sw": {"ar": 1.0, "mf": 1.0, "truth": 1.0, "truth_params": 1.0},
-            "elbo": {"ar": [0.0, 1.0], "mf": [0.0, 1.0]},
-            "epochs": {"ar": 2, "mf": 2},
-            "true_mixing": np.eye(3).tolist(),
-            "ar_mixing_aligned": np.eye(3).tolist(),
-            "unit_columns_err": 0.0,
-        }
-        recs.append({"picard": False, "scenarios": {"moderate": sc}, "planted_alignment": 0.0})
-    return recs
+def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
+    """The main arm (and its control) start from a random mixing: FastICA is called only by the baselines and by
+    the labelled FastICA-started arms."""
+    from icml26.count_ica import experiment
+
+    inits = []
+    real = experiment._fit
+
+    def spy(cfg, X, seed, **kw):
+        inits.append((kw.get("init", "random"), kw.get("temporal", True), kw.get("n_regimes", 1)))
+        return real(replace(cfg, max_epochs=2), X, seed, **kw)
+
+    monkeypatch.setattr(experiment, "_fit", spy)
+    cfg = replace(experiment.QUICK, n=20, T=6, n_ppc=20, n_projections=10, regime_n=20, fastica_restarts=1)
+    experiment.measure(cfg, 0)
+    assert inits == [
+        ("random", True, 1),
+        ("random", False, 1),
+        ("fastica", True, 1),
+        ("fastica", False, 1),
+        ("random", True, 1),
+        ("random", False, 1),
+        ("random", True, 2),
+        ("random", True, 1),
+    ]
 
 
-def test_verdicts_move_with_the_numbers():
-    """(1) A method that gains 0.3 over a degraded FastICA: the claim holds.  (2) The method replaced by FastICA
-    itself (no gain): it does not hold.  (3) A setting where FastICA is not degraded: setting invalid."""
-    from icml26.count_ica.experiment import QUICK
-
-    cfg = replace(QUICK, scenarios=("moderate",), regime=False)
-    ok = judge_records("count_ica", cfg, _mutant_records()).by_id()
-    assert ok["fastica_degraded_moderate"].verdict == "holds"
-    assert ok["beats_fastica_moderate"].verdict == "holds"
-    assert ok["posterior_predictive_sw"].verdict == "holds"
-    flat = judge_records("count_ica", cfg, _mutant_records(gain=0.0)).by_id()
-    assert flat["beats_fastica_moderate"].verdict != "holds"
-    easy = judge_records("count_ica", cfg, _mutant_records(fastica=0.95)).by_id()
-    assert easy["fastica_degraded_moderate"].verdict == "does not hold"
-    assert easy["beats_fastica_moderate"].verdict != "holds"
+def test_the_temporal_prior_removed_holds_the_ar_coefficient_at_zero():
+    X, _ = make_arpln_data(n=20, T=8, n_features=6, n_components=2, seed=0)
+    m = CountICA(2, temporal_prior=False, max_epochs=5, random_state=0).fit(X)
+    assert np.all(m.ar_coef_ == 0.0)
+    assert np.any(CountICA(2, max_epochs=5, random_state=0).fit(X).ar_coef_ != 0.0)
 
 
 def test_dropping_the_m_step_lowers_the_elbo(monkeypatch):
@@ -91,31 +91,6 @@ def test_dropping_the_m_step_lowers_the_elbo(monkeypatch):
     monkeypatch.setattr(ARPLNICA, "m_step", lambda self, q, **k: None)
     bad = CountICA(2, max_epochs=60, tol=0.0, random_state=0).fit(X).score(X)
     assert good > bad
-
-
-def test_shuffled_mixing_moves_the_posterior_predictive_verdict():
-    """Sampling mutant: the estimator's sample path with the generating parameters passes the SW rule (<= 1.5 x the
-    fresh-truth distance); the same parameters with the mixing's feature rows shuffled fail it, and the judge's
-    verdict on `posterior_predictive_sw` moves with the ratio."""
-    from icml26.count_ica.experiment import QUICK
-
-    _, truth = make_arpln_data(n=10, T=12, scenario="moderate", seed=0, design="notebook")
-    ref, fresh = truth.sample(300, seed=1), truth.sample(300, seed=2)
-
-    def ratio(m):
-        Xs = m.sample(300, 12, random_state=3)[0]
-        base = sliced_wasserstein(standardized_log_counts(fresh, ref), standardized_log_counts(ref), 200, 0)
-        return sliced_wasserstein(standardized_log_counts(Xs, ref), standardized_log_counts(ref), 200, 0) / base
-
-    good, bad = truth_model(truth), truth_model(truth)
-    bad.mixing_ = bad.mixing_[np.random.default_rng(0).permutation(bad.mixing_.shape[0])]
-    r_good, r_bad = ratio(good), ratio(bad)
-    assert r_good <= 1.5 < r_bad, (r_good, r_bad)
-    cfg = replace(QUICK, scenarios=("moderate",), regime=False)
-    recs = _mutant_records()
-    for r in recs:
-        r["scenarios"]["moderate"]["sw"]["ar"] = r_bad
-    assert judge_records("count_ica", cfg, recs).by_id()["posterior_predictive_sw"].verdict == "does not hold"
 
 
 def test_notebook_design_is_the_notebooks_realised_setting_and_validates_its_shape():

@@ -1,12 +1,22 @@
-"""Reproduction: ARPLN-ICA (CountICA) vs FastICA / Picard / PCA on log counts, its mean-field variant and chance.
+"""Reproduction, the measurement: ARPLN-ICA (CountICA) started as the paper starts it, against tuned FastICA, Picard
+and AMUSE on log counts, and its control arms.
 
-Per seed and scenario (``moderate``, ``high`` coherence; the paper's notebook parameterisation, AR dynamics from a
-fixed ``dynamics_seed`` as in the notebook, mixing and paths from the seed) every arm sees the same counts.
-Metric: aligned ``|cos|`` between true and estimated mixing columns (Hungarian over permutation and sign), averaged
-over components per seed (the seed is the unit).  Posterior predictive: sliced Wasserstein between model samples
-and fresh true samples, relative to the distance between two fresh true samples.  Our extension ``S-regime``
-(``C = 2`` sticky regimes that shift each source's AR bias): Viterbi accuracy on components whose regime means
-are separated.
+Per seed and scenario (``moderate``, ``high`` coherence; the paper notebook's realised dynamics and mixing, source
+paths and counts drawn from the seed) every arm sees the same counts:
+
+- ``ar``: the method, started from a random mixing (the paper's start; the main arm);
+- ``ar_iid``: the same, with the temporal prior removed (the prior's AR coefficient held at 0, sources i.i.d. in
+  time): the control arm of every mixing-recovery and posterior-predictive claim;
+- ``ar_fastica`` / ``ar_fastica_iid`` (moderate only): the labelled "FastICA + ARPLN refinement" arm, started from
+  FastICA's answer, and the same refinement without the temporal prior (its control);
+- baselines on ``log(X + 0.5)``: FastICA tuned (``fastica_fun`` chosen on the dev seeds, best of
+  ``fastica_restarts`` restarts by FastICA's own negentropy contrast, no labels), FastICA with sklearn's defaults
+  (reported only), Picard, AMUSE (second-order temporal ICA), PCA and random directions (chance).
+
+Our extension ``S-regime`` (``C = 2`` sticky regimes shifting each source's AR bias): Viterbi accuracy of the
+``C = 2`` model and of the same model with the regime chain removed (``C = 1``: one regime, a constant path).
+Metric: aligned ``|cos|`` between true and estimated mixing columns, averaged over components per seed (the seed is
+the unit).  The evidence is judged in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -15,34 +25,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icml26.core import (
-    Experiment,
-    Report,
-    judge_every,
-    judge_non_inferiority,
-    judge_superiority,
-    judge_threshold,
-    register,
-)
+from icml26.core import Experiment, register
 
-from .baselines import fastica_log, pca_log, picard_available, picard_log, random_mixing
+from .baselines import amuse_log, fastica_log, fastica_restarts, pca_log, picard_available, picard_log, random_mixing
+from .claims import ARMS, judge
 from .data import make_arpln_data
-from .estimator import CountICA
+from .estimator import CountICA, regime_marginals
 from .metrics import align_mixing, regime_accuracy, sliced_wasserstein, standardized_log_counts
 from .model import ARPLNICA
 
-ARMS = {
-    "ar": "ARPLN-ICA",
-    "mf": "ARPLN-ICA (MF)",
-    "fastica": "FastICA",
-    "picard": "Picard",
-    "pca": "PCA",
-    "random": "random directions",
-}
+__all__ = ["Config", "FULL", "QUICK", "ARMS", "measure", "truth_model", "EXPERIMENT", "TUNING"]
 
 
 @dataclass(frozen=True)
 class Config:
+    """Sizes, the estimator's settings (identical for every ARPLN arm), the baselines' tuning and the claims'
+    thresholds.  ``fastica_fun`` was chosen on the dev seeds (see :data:`TUNING`)."""
+
     scenarios: tuple[str, ...] = ("moderate", "high")
     n: int = 150
     T: int = 20
@@ -50,20 +49,25 @@ class Config:
     n_components: int = 5
     design: str = "notebook"  # the notebook's realised dynamics and Gamma per scenario (see data.py)
     dynamics_seed: int = 2  # only for design="random" (and the S-regime data)
-    # estimator (identical for AR and MF)
-    max_epochs: int = 600
+    # estimator (identical for every ARPLN arm)
+    max_epochs: int = 400
     lr: float = 5e-3
     encoder_hidden: int = 32
-    init: str = "fastica"
     tol: float = 1e-5
     patience: int = 30
+    fastica_init_scenarios: tuple[str, ...] = ("moderate",)  # where the labelled FastICA-started arm is fitted
+    # baselines
     ica_max_iter: int = 1000
+    fastica_fun: str = "cube"  # dev seeds 0-4: mean |cos| over both scenarios, cube .778 > logcosh .777 > exp .754
+    fastica_restarts: int = 10
+    amuse_lag: int = 1
     # posterior predictive
     n_ppc: int = 500
-    n_projections: int = 1000
+    n_projections: int = 500
     # S-regime extension
     regime: bool = True
-    regime_n: int = 150
+    regime_n: int = 100
+    regime_dynamics_seed: int = 5  # dev seeds: the first draw whose counts stay < 1e4 (seed 2 reached 1e8-1e12)
     regime_shift: float = 1.0
     regime_stickiness: float = 0.9
     separation: float = 2.0  # |b_2 - b_1| / (1 - |B|) over the stationary sd: "separated regime means"
@@ -79,18 +83,18 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(n=60, T=12, max_epochs=100, n_ppc=200, n_projections=200, regime_n=50)
+QUICK = Config(n=60, T=12, max_epochs=100, n_ppc=200, n_projections=200, regime_n=50, fastica_restarts=3)
 
 
-def _fit(cfg: Config, X, variational: str, seed: int, n_regimes: int = 1) -> CountICA:
+def _fit(cfg: Config, X, seed: int, *, init: str = "random", temporal: bool = True, n_regimes: int = 1) -> CountICA:
     return CountICA(
         cfg.n_components,
         n_regimes,
-        variational=variational,
+        temporal_prior=temporal,
         max_epochs=cfg.max_epochs,
         lr=cfg.lr,
         encoder_hidden=cfg.encoder_hidden,
-        init=cfg.init,
+        init=init,
         tol=cfg.tol,
         patience=cfg.patience,
         random_state=seed,
@@ -102,6 +106,10 @@ def _curve(h: np.ndarray, k: int = 60) -> list[float]:
     return [float(h[i]) for i in idx]
 
 
+def _sw(cfg: Config, Xs, ref, seed: int) -> float:
+    return sliced_wasserstein(standardized_log_counts(Xs, ref), standardized_log_counts(ref), cfg.n_projections, seed)
+
+
 def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     X, truth = make_arpln_data(
         cfg.n, cfg.T, cfg.n_features, cfg.n_components, 1, sc, seed, dynamics_seed=cfg.dynamics_seed, design=cfg.design
@@ -109,38 +117,36 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     G = truth.mixing
     d, K = cfg.n_components, cfg.n_features
     est = {
-        "fastica": fastica_log(X, d, max_iter=cfg.ica_max_iter, random_state=seed),
+        "fastica": fastica_restarts(
+            X, d, fun=cfg.fastica_fun, restarts=cfg.fastica_restarts, max_iter=cfg.ica_max_iter, random_state=seed
+        ),
+        "fastica_default": fastica_log(X, d, max_iter=cfg.ica_max_iter, random_state=seed),
+        "amuse": amuse_log(X, d, lag=cfg.amuse_lag),
         "pca": pca_log(X, d),
         "random": random_mixing(K, d, seed=seed),
     }
     if with_picard:
         est["picard"] = picard_log(X, d, max_iter=cfg.ica_max_iter, random_state=seed)
-    models = {v: _fit(cfg, X, v, seed) for v in ("ar", "mf")}
-    out = {"elbo": {}, "epochs": {}}
+    models = {"ar": _fit(cfg, X, seed), "ar_iid": _fit(cfg, X, seed, temporal=False)}
+    if sc in cfg.fastica_init_scenarios:
+        models["ar_fastica"] = _fit(cfg, X, seed, init="fastica")
+        models["ar_fastica_iid"] = _fit(cfg, X, seed, init="fastica", temporal=False)
+    out: dict = {"elbo": {}, "epochs": {}, "final_elbo": {}, "ar_coef": {}}
     for v, m in models.items():
         est[v] = m.mixing_
         out["elbo"][v] = _curve(m.elbo_history_)
+        out["final_elbo"][v] = float(m.score(X))
         out["epochs"][v] = int(m.n_iter_)
+        out["ar_coef"][v] = m.ar_coef_[:, 0].tolist()
     out["cos"] = {a: align_mixing(E, G)[3].tolist() for a, E in est.items()}
     out["true_mixing"], out["ar_mixing_aligned"] = G.tolist(), align_mixing(est["ar"], G)[0].tolist()
-    out["unit_columns_err"] = float(np.abs(np.linalg.norm(models["ar"].mixing_, axis=0) - 1.0).max())
-    # posterior predictive: model samples and a fresh true sample against a reference true sample
+    out["true_ar_coef"] = truth.ar_coef[:, 0].tolist()
     ref = truth.sample(cfg.n_ppc, seed=seed + 10_000)
     fresh = truth.sample(cfg.n_ppc, seed=seed + 20_000)
-    sw = {}  # the models were fitted with offsets="zero": the intercept carries the scenario's offset
-    for v, m in models.items():
-        Xs = m.sample(cfg.n_ppc, cfg.T, random_state=seed)[0]
-        sw[v] = sliced_wasserstein(
-            standardized_log_counts(Xs, ref), standardized_log_counts(ref), cfg.n_projections, seed
-        )
-    sw["truth"] = sliced_wasserstein(
-        standardized_log_counts(fresh, ref), standardized_log_counts(ref), cfg.n_projections, seed
-    )
+    sw = {v: _sw(cfg, models[v].sample(cfg.n_ppc, cfg.T, random_state=seed)[0], ref, seed) for v in ("ar", "ar_iid")}
+    sw["truth"] = _sw(cfg, fresh, ref, seed)
     # the same sampling + SW code path with the generating parameters plugged in (checks `sample` itself)
-    Xt = truth_model(truth).sample(cfg.n_ppc, cfg.T, random_state=seed + 30_000)[0]
-    sw["truth_params"] = sliced_wasserstein(
-        standardized_log_counts(Xt, ref), standardized_log_counts(ref), cfg.n_projections, seed
-    )
+    sw["truth_params"] = _sw(cfg, truth_model(truth).sample(cfg.n_ppc, cfg.T, random_state=seed + 30_000)[0], ref, seed)
     out["sw"] = sw
     return out
 
@@ -176,28 +182,23 @@ def _regime(cfg: Config, seed: int) -> dict:
         2,
         "moderate",
         seed,
-        dynamics_seed=cfg.dynamics_seed,
+        dynamics_seed=cfg.regime_dynamics_seed,
         regime_shift=cfg.regime_shift,
         stickiness=cfg.regime_stickiness,
     )
-    m = _fit(cfg, X, "ar", seed, n_regimes=2)
-    _, perm, sign, cos = align_mixing(m.mixing_, truth.mixing)
-    path = m.predict_regimes(X, viterbi=True)[..., perm]  # estimated component perm[i] <-> true component i
-    acc = regime_accuracy(truth.regimes, path)
     B = np.abs(truth.ar_coef[:, 0])
     gap = np.abs(truth.ar_bias[:, 1] - truth.ar_bias[:, 0]) / np.maximum(1.0 - B, 1e-3)
     sd = np.sqrt(truth.ar_var[:, 0] / np.maximum(1.0 - B**2, 1e-3))
-    sep = (gap / sd >= cfg.separation) & (B < 1.0)
-    probs = m.predict_proba_regimes(X)
-    return {
-        "accuracy": acc.tolist(),
-        "separated": sep.tolist(),
-        "cos": cos.tolist(),
-        "prob_sum_err": float(np.abs(probs.sum(-1) - 1.0).max()),
-        "true_paths": truth.regimes[:3].tolist(),
-        "viterbi_paths": path[:3].tolist(),
-        "elbo": _curve(m.elbo_history_),
-    }
+    out: dict = {"separated": ((gap / sd >= cfg.separation) & (B < 1.0)).tolist()}
+    for name, C in (("c2", 2), ("c1", 1)):  # the method, and the method with the regime chain removed
+        m = _fit(cfg, X, seed, n_regimes=C)
+        _, perm, _, cos = align_mixing(m.mixing_, truth.mixing)
+        path = m.predict_regimes(X, viterbi=True)[..., perm]  # estimated component perm[i] <-> true component i
+        out[name] = {"accuracy": regime_accuracy(truth.regimes, path).tolist(), "cos": cos.tolist()}
+        if C == 2:
+            out["true_paths"], out["viterbi_paths"] = truth.regimes[:3].tolist(), path[:3].tolist()
+            out["elbo"] = _curve(m.elbo_history_)
+    return out
 
 
 def _planted_alignment(seed: int) -> float:
@@ -210,322 +211,94 @@ def _planted_alignment(seed: int) -> float:
     return float(1.0 - cos.min() + np.abs(p[perm] - np.arange(5)).sum())
 
 
+def _forward_backward_error(seed: int, T: int = 5, C: int = 2) -> float:
+    """Max |regime_marginals - brute force| on a random chain (every one of the C^T paths enumerated)."""
+    import itertools
+
+    rng = np.random.default_rng([seed, 4])
+    d = 2
+    log_pi = np.log(rng.dirichlet(np.ones(C), d))
+    log_A = np.log(rng.dirichlet(np.ones(C), (d, C)))
+    L = rng.normal(0.0, 2.0, (1, T, d, C))
+    got = regime_marginals(log_pi, log_A, L)[0]  # (T, d, C)
+    want = np.zeros((T, d, C))
+    for i in range(d):
+        for path in itertools.product(range(C), repeat=T):
+            lp = log_pi[i, path[0]] + sum(log_A[i, path[t - 1], path[t]] for t in range(1, T))
+            lp += sum(L[0, t, i, path[t]] for t in range(T))
+            for t in range(T):
+                want[t, i, path[t]] += np.exp(lp)
+    want /= want.sum(-1, keepdims=True)
+    return float(np.abs(got - want).max())
+
+
 def measure(cfg: Config, seed: int, progress=None) -> dict:
+    for sc in cfg.scenarios:
+        if sc not in ("moderate", "high"):
+            raise ValueError(f"scenarios must be drawn from ('moderate', 'high'), got {cfg.scenarios!r}")
     with_picard = picard_available()
-    out = {"picard": with_picard, "scenarios": {}}
+    out: dict = {"picard": with_picard, "scenarios": {}}
     for sc in cfg.scenarios:
         out["scenarios"][sc] = _scenario(cfg, sc, seed, with_picard)
     if cfg.regime:
         out["regime"] = _regime(cfg, seed)
     out["planted_alignment"] = _planted_alignment(seed)
+    out["forward_backward_error"] = _forward_backward_error(seed)
     return out
 
 
-# -- judge --------------------------------------------------------------------------------------------------------
-def _cos(records, sc: str, arm: str) -> list[float]:
-    return [float(np.mean(r["scenarios"][sc]["cos"][arm])) for r in records]
-
-
-def judge(cfg: Config, records: list[dict], report: Report) -> None:
-    seeds = report.seeds or list(range(len(records)))
-    with_picard = all(r["picard"] for r in records)
-    arms = [a for a in ARMS if a != "picard" or with_picard]
-    note = f"same data and seed; {cfg.max_epochs} epochs max (early stop tol {cfg.tol:g}, patience {cfg.patience})"
-    report.set_tuning(ARMS["ar"], configs=1, steps=cfg.max_epochs, note=note + f", lr {cfg.lr:g}, init {cfg.init}")
-    report.set_tuning(ARMS["mf"], configs=1, steps=cfg.max_epochs, note=note + " (identical settings, Bt = 0)")
-    report.set_tuning(
-        "FastICA",
-        configs=1,
-        steps=cfg.ica_max_iter,
-        note="sklearn FastICA(whiten='unit-variance') on log(X + 0.5), runs to convergence",
-    )
-    if with_picard:
-        report.set_tuning("Picard", configs=1, steps=cfg.ica_max_iter, note="python-picard on log(X + 0.5)")
-    report.set_tuning("PCA", configs=1, steps=0, note="closed form")
-    report.set_tuning("random", configs=1, steps=0, note="Gaussian random columns (chance)")
-
-    has = set(cfg.scenarios)
-    if "moderate" in has:
-        report.add_claim(
-            judge_threshold(
-                "fastica_degraded_moderate",
-                "Moderate coherence: FastICA on log(X + 0.5) is degraded, mean aligned |cos| <= "
-                f"{cfg.degraded_threshold:g}",
-                ("FastICA |cos| (moderate)", _cos(records, "moderate", "fastica")),
-                threshold=cfg.degraded_threshold,
-                sense="<=",
-                kind="precondition",
-            )
-        )
-    if "high" in has:
-        report.add_claim(
-            judge_threshold(
-                "fastica_fine_high",
-                f"High coherence: FastICA on log(X + 0.5) is not degraded, mean aligned |cos| >= "
-                f"{cfg.degraded_threshold:g}",
-                ("FastICA |cos| (high)", _cos(records, "high", "fastica")),
-                threshold=cfg.degraded_threshold,
-                kind="precondition",
-            )
-        )
-    if "moderate" in has:
-        pre = ["fastica_degraded_moderate"]
-        ours = (f"{ARMS['ar']} |cos| (moderate)", _cos(records, "moderate", "ar"))
-        report.add_claim(
-            judge_superiority(
-                "beats_fastica_moderate",
-                f"Moderate coherence: ARPLN-ICA's aligned |cos| exceeds FastICA-on-log-counts' by >= {cfg.min_gain:g} "
-                "(one-sided paired test; components averaged per seed)",
-                ours,
-                {"FastICA |cos| (moderate)": _cos(records, "moderate", "fastica")},
-                test=cfg.test,
-                alpha=cfg.alpha,
-                min_effect=cfg.min_gain,
-                requires=pre,
-            )
-        )
-        report.add_claim(
-            judge_superiority(
-                "beats_chance_moderate",
-                f"Moderate coherence: ARPLN-ICA's aligned |cos| exceeds random directions' by >= {cfg.chance_gain:g}",
-                ours,
-                {"random directions |cos| (moderate)": _cos(records, "moderate", "random")},
-                test=cfg.test,
-                alpha=cfg.alpha,
-                min_effect=cfg.chance_gain,
-                requires=pre,
-            )
-        )
-        ratio = [r["scenarios"]["moderate"]["sw"]["ar"] / r["scenarios"]["moderate"]["sw"]["truth"] for r in records]
-        report.add_claim(
-            judge_threshold(
-                "posterior_predictive_sw",
-                f"Moderate coherence: sliced Wasserstein of {cfg.n_ppc} model samples to true samples <= "
-                f"{cfg.sw_ratio:g} x that of {cfg.n_ppc} fresh true samples (standardised log counts, T*K dims)",
-                ("SW(model) / SW(fresh truth)", ratio),
-                threshold=cfg.sw_ratio,
-                sense="<=",
-            )
-        )
-    if "high" in has:
-        report.add_claim(
-            judge_non_inferiority(
-                "parity_high",
-                f"High coherence: ARPLN-ICA's aligned |cos| is within {cfg.parity_margin:g} of FastICA's",
-                (f"{ARMS['ar']} |cos| (high)", _cos(records, "high", "ar")),
-                {"FastICA |cos| (high)": _cos(records, "high", "fastica")},
-                margin=cfg.parity_margin,
-                requires=["fastica_fine_high"],
-            )
-        )
-    if cfg.regime:
-        acc = [
-            float(np.mean([a for a, s in zip(r["regime"]["accuracy"], r["regime"]["separated"]) if s] or [np.nan]))
-            for r in records
-        ]
-        ok = [a for a in acc if np.isfinite(a)]
-        if ok:
-            report.add_claim(
-                judge_threshold(
-                    "regime_viterbi_accuracy",
-                    f"S-regime (our extension, C=2, sticky {cfg.regime_stickiness:g}): Viterbi regime accuracy >= "
-                    f"{cfg.regime_threshold:g} on components whose regime means are separated (>= {cfg.separation:g} "
-                    "stationary sd)",
-                    ("Viterbi accuracy (separated components)", ok),
-                    threshold=cfg.regime_threshold,
-                )
-            )
-        report.add_claim(
-            judge_every(
-                "regime_marginals_normalised",
-                "Smoothed regime marginals sum to 1 over regimes (every t, component)",
-                ("max |sum_c p - 1|", [r["regime"]["prob_sum_err"] for r in records]),
-                bound=1e-9,
-                kind="check",
-            )
-        )
-    report.add_claim(
-        judge_every(
-            "sample_path_truth_sw",
-            f"CountICA.sample with the generating parameters plugged in matches fresh true samples: SW ratio <= "
-            f"{cfg.sw_ratio:g} (the sampling + SW code path behind posterior_predictive_sw)",
-            (
-                "SW(truth-parameter samples) / SW(fresh truth)",
-                [
-                    r["scenarios"][sc]["sw"]["truth_params"] / r["scenarios"][sc]["sw"]["truth"]
-                    for r in records
-                    for sc in cfg.scenarios
-                ],
-            ),
-            bound=cfg.sw_ratio,
-            kind="check",
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "align_planted_exact",
-            "align_mixing recovers a planted permutation + sign + rescaling of a mixing exactly (|cos| = 1)",
-            ("1 - min |cos| + permutation errors", [r["planted_alignment"] for r in records]),
-            bound=1e-10,
-            kind="check",
-        )
-    )
-    report.add_claim(
-        judge_every(
-            "mixing_unit_columns",
-            "The fitted mixing_ has unit-norm columns (Gamma = W / ||W||_col)",
-            (
-                "max | ||Gamma_:,i|| - 1 |",
-                [r["scenarios"][sc]["unit_columns_err"] for r in records for sc in cfg.scenarios],
-            ),
-            bound=1e-6,
-            kind="check",
-        )
-    )
-    _tables(cfg, records, report, arms, seeds)
-    _figures(cfg, records, report)
-    report.metrics = {sc: {ARMS[a]: float(np.mean(_cos(records, sc, a))) for a in arms} for sc in cfg.scenarios}
-    report.add_note(
-        f"Setting (design={cfg.design!r}): the notebook's realised AR dynamics (its one seed-0 draw, shared by the "
-        "scenarios) and its realised Gamma per scenario, rounded to 4 decimals; the replicate seed draws the source "
-        "paths and counts (as the notebook's replicates do). Tuned for the high-coherence precondition: its offset "
-        "0.7 -> 1.5 (the moderate scenario's), FastICA |cos| ~0.85 -> ~0.89 in a pre-run. With freshly drawn "
-        "Gammas per seed (design='random', the previous setting) FastICA reached only 0.60-0.81 at high coherence: "
-        "the notebook's result depends on its particular Gamma. The S-regime data keep design='random' "
-        f"(dynamics_seed={cfg.dynamics_seed}), because the notebook's near-unit-root source explodes under +-1 "
-        "bias regimes."
-    )
-    report.add_note(
-        "The published baseline gap (Picard .33-.40, UwedgeICA .39-.46) is not reproduced: the released notebook "
-        "scores the baselines against the low-excitation Gamma (see the spec); here every arm is scored against "
-        "its own scenario's Gamma. The |cos| metric is inflated for coherent mixings; the chance arm is printed."
-    )
-    if not with_picard:
-        report.add_note("python-picard is not installed: the Picard arm was skipped (pip install python-picard).")
-
-
-def _ms(xs) -> str:
-    xs = np.asarray(xs, dtype=float)
-    return f"{xs.mean():.3f} ± {xs.std(ddof=1) if xs.size > 1 else 0.0:.3f}"
-
-
-def _tables(cfg, records, report: Report, arms, seeds) -> None:
-    rows = []
-    for sc in cfg.scenarios:
-        row = {"scenario": sc}
-        for a in arms:
-            row[ARMS[a]] = _ms(_cos(records, sc, a))
-        row["SW ratio (AR)"] = _ms(
-            [r["scenarios"][sc]["sw"]["ar"] / r["scenarios"][sc]["sw"]["truth"] for r in records]
-        )
-        row["SW ratio (MF)"] = _ms(
-            [r["scenarios"][sc]["sw"]["mf"] / r["scenarios"][sc]["sw"]["truth"] for r in records]
-        )
-        rows.append(row)
-    report.add_table(
-        "mixing_recovery",
-        rows,
-        f"Aligned |cos| (mean over components, then mean ± sd over "
-        f"{len(records)} seeds); n={cfg.n}, T={cfg.T}, K={cfg.n_features}, d={cfg.n_components}.",
-    )
-    diag = []
-    for sc in cfg.scenarios:
-        for v in ("ar", "mf"):
-            first = [r["scenarios"][sc]["elbo"][v][0] for r in records]
-            last = [r["scenarios"][sc]["elbo"][v][-1] for r in records]
-            diag.append(
-                {
-                    "scenario": sc,
-                    "arm": ARMS[v],
-                    "ELBO/seq first epoch": _ms(first),
-                    "ELBO/seq last epoch": _ms(last),
-                    "epochs run": _ms([r["scenarios"][sc]["epochs"][v] for r in records]),
-                }
-            )
-    report.add_table("learning", diag, "What the model learned: ELBO per sequence at the first and last epoch.")
-    if cfg.regime:
-        rrows = [
-            {
-                "seed": s,
-                "accuracy per component": np.round(r["regime"]["accuracy"], 3).tolist(),
-                "separated": r["regime"]["separated"],
-                "|cos| per component": np.round(r["regime"]["cos"], 3).tolist(),
-            }
-            for s, r in zip(seeds, records)
-        ]
-        report.add_table("regimes", rrows, "S-regime: Viterbi accuracy (up to regime relabeling) per true component.")
-
-
-def _figures(cfg, records, report: Report) -> None:
-    from matplotlib.figure import Figure
-
-    r0 = records[0]
-    fig = Figure(figsize=(4.5 * len(cfg.scenarios), 3.4), layout="constrained")
-    axes = fig.subplots(1, len(cfg.scenarios), squeeze=False)[0]
-    for ax, sc in zip(axes, cfg.scenarios):
-        for v, ls in (("ar", "-"), ("mf", "--")):
-            for r in records:
-                h = r["scenarios"][sc]["elbo"][v]
-                ax.plot(
-                    np.linspace(1, r["scenarios"][sc]["epochs"][v], len(h)),
-                    h,
-                    ls=ls,
-                    alpha=0.6,
-                    color="C0" if v == "ar" else "C1",
-                    label=ARMS[v] if r is r0 else None,
-                )
-        ax.set_yscale("symlog")
-        ax.set_title(f"ELBO during training ({sc} coherence)", fontsize=9)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("ELBO per sequence")
-        ax.legend(fontsize=8)
-    report.add_figure("elbo_curve", fig, "ELBO per sequence over training, every seed (solid AR, dashed MF).")
-
-    sc = cfg.scenarios[0]
-    G, E = np.asarray(r0["scenarios"][sc]["true_mixing"]), np.asarray(r0["scenarios"][sc]["ar_mixing_aligned"])
-    d = G.shape[1]
-    fig = Figure(figsize=(2.6 * d, 3.0), layout="constrained")
-    axes = fig.subplots(1, d, squeeze=False)[0]
-    cos = r0["scenarios"][sc]["cos"]["ar"]
-    for i, ax in enumerate(axes):
-        k = np.arange(G.shape[0])
-        ax.bar(k - 0.2, G[:, i], 0.4, label="true")
-        ax.bar(k + 0.2, E[:, i], 0.4, label="ARPLN-ICA")
-        ax.set_title(f"column {i}: |cos| {cos[i]:.2f}", fontsize=9)
-        ax.set_xlabel("feature j")
-        ax.set_ylabel("Gamma_j,i")
-    axes[0].legend(fontsize=7)
-    report.add_figure(
-        "mixing_columns",
-        fig,
-        f"Seed {(report.seeds or [0])[0]}, {sc} coherence: true vs recovered (aligned) mixing columns.",
-    )
-    if cfg.regime:
-        U, V = np.asarray(r0["regime"]["true_paths"]), np.asarray(r0["regime"]["viterbi_paths"])
-        fig = Figure(figsize=(9, 1.6 * d), layout="constrained")
-        axes = fig.subplots(d, 1, squeeze=False)[:, 0]
-        for i, ax in enumerate(axes):
-            ax.step(np.arange(U.shape[1]), U[0, :, i], where="mid", label="true regime")
-            ax.step(np.arange(U.shape[1]), V[0, :, i] + 0.05, where="mid", ls="--", label="Viterbi")
-            ax.set_ylabel(f"u (comp {i})")
-            ax.set_title(f"component {i} (separated: {r0['regime']['separated'][i]})", fontsize=8)
-        axes[-1].set_xlabel("time t")
-        axes[0].legend(fontsize=7)
-        report.add_figure(
-            "regime_paths",
-            fig,
-            "S-regime, first sequence: true vs Viterbi regime path per component "
-            "(Viterbi labels up to relabeling, offset for visibility).",
-        )
+DEV = tuple(range(5))  # the seeds of every earlier reference run (reported until v3): now design seeds only
+TUNING = (
+    dict(
+        variant="v1-v2 design (before v3): more than 12 variants of the estimator (lr, epochs, init random/pca/"
+        "fastica, encoder size, early stopping) and of the data (design random vs notebook, offsets) were tried on "
+        "seeds 0-2, which were then reported; the old ledger listed one. Recorded here from the issue and the git "
+        "history; none of those seeds is reported any more",
+        seeds=[0, 1, 2],
+        outcome="init='fastica' (FastICA's own answer as the start) and lr 5e-3 kept; moderate ARPLN 0.84 vs "
+        "FastICA 0.67 from that start",
+    ),
+    dict(
+        variant="v2 data knob: the high-coherence scenario's offset 0.7 -> 1.5 (the moderate one's) to make "
+        "fastica_fine_high hold",
+        seeds=list(DEV),
+        outcome="default FastICA ~0.85 -> ~0.88 at high coherence; kept (the notebook's Gamma, our offset)",
+    ),
+    dict(
+        variant="v3 pilot: main arm from a random start (the paper's), 400 epochs, lr 5e-3; with and without the "
+        "temporal prior; FastICA-started arm",
+        seeds=[0, 1],
+        outcome="moderate |cos|: random start 0.43 / 0.51, without temporal prior 0.44 / 0.51, FastICA start "
+        "0.81 / 0.88, FastICA 0.66 / 0.64; ~10 s per fit -> max_epochs 600 -> 400 to fit the 10-minute budget",
+    ),
+    dict(
+        variant="v3 FastICA tuning: fun in {logcosh, exp, cube} x {1 run, best of 10 restarts by negentropy}; "
+        "Picard, AMUSE (lag 1) alongside",
+        seeds=list(DEV),
+        outcome="mean |cos| moderate / high: logcosh x1 .669/.883, x10 .671/.882; exp x1 .675/.839, x10 .675/.833; "
+        "cube x1 .645/.908, x10 .647/.908; Picard .669/.879; AMUSE .722/.761 -> fastica_fun='cube' with 10 restarts "
+        "(best mean over both scenarios, .778 vs logcosh .777: a near tie)",
+    ),
+    dict(
+        variant="v3 data knob: S-regime dynamics draw (dynamics_seed 2 -> 5); with seed 2 the counts reach "
+        "1e8-1e12 (a B = 0.97 source with bias +-1 around 0.86) and the randomly started fit breaks down (NaN, "
+        "Cholesky failure on dev seed 4); draws 0-11 scanned on the data only (max count, separated components), "
+        "no fit: 5 is the first with max count < 1e4 and all 5 components separated",
+        seeds=list(DEV),
+        outcome="max count 1.6e3 over dev seeds 0-4; the one full dev run before this change crashed at seed 4",
+    ),
+)
 
 
 EXPERIMENT = register(
     Experiment(
         slug="count_ica",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 3, "full": 5},
+        seeds={"quick": (100, 101, 102), "full": (100, 101, 102, 103, 104)},
         measure=measure,
         judge=judge,
         threads=1,
+        dev_seeds=DEV,
+        tuning=TUNING,
     )
 )

@@ -1,0 +1,402 @@
+"""Reproduction, the evidence: claims (each with its control arm), preconditions, checks, tables and figures from
+the per-seed records of :func:`icml26.count_ica.experiment.measure`.
+
+Control arms (measured in the same run, on the same seeds and data):
+
+- the temporal prior removed (``ar_iid``: the prior's AR coefficient held at 0, sources i.i.d. in time; everything
+  else identical, from the same random start) for the mixing-recovery, parity and posterior-predictive claims of the
+  main arm; the same removal applied to the FastICA-started refinement for that labelled arm's claim;
+- the regime chain removed (one regime, ``C = 1``, a constant Viterbi path) for the S-regime claim.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.core import Report, judge_every, judge_non_inferiority, judge_superiority, judge_threshold
+
+__all__ = ["ARMS", "judge"]
+
+ARMS = {
+    "ar": "ARPLN-ICA (random start)",
+    "ar_iid": "ARPLN-ICA without temporal prior",
+    "ar_fastica": "FastICA + ARPLN refinement",
+    "ar_fastica_iid": "FastICA + refinement without temporal prior",
+    "fastica": "FastICA (tuned)",
+    "fastica_default": "FastICA (sklearn defaults)",
+    "picard": "Picard",
+    "amuse": "AMUSE",
+    "pca": "PCA",
+    "random": "random directions",
+}
+
+
+def _cos(records, sc: str, arm: str) -> list[float]:
+    return [float(np.mean(r["scenarios"][sc]["cos"][arm])) for r in records]
+
+
+def _ratio(records, sc: str, arm: str) -> list[float]:
+    return [r["scenarios"][sc]["sw"][arm] / r["scenarios"][sc]["sw"]["truth"] for r in records]
+
+
+def _baselines(records, sc: str, with_picard: bool) -> dict:
+    arms = ["fastica", "amuse"] + (["picard"] if with_picard else [])
+    return {f"{ARMS[a]} |cos| ({sc})": _cos(records, sc, a) for a in arms}
+
+
+def judge(cfg, records: list[dict], report: Report) -> None:
+    seeds = report.seeds or list(range(len(records)))
+    with_picard = all(r["picard"] for r in records)
+    note = f"{cfg.max_epochs} epochs max (early stop tol {cfg.tol:g}, patience {cfg.patience}), lr {cfg.lr:g}"
+    report.set_tuning(ARMS["ar"], configs=1, steps=cfg.max_epochs, note=note + ", random start (the paper's)")
+    report.set_tuning(ARMS["ar_iid"], configs=1, steps=cfg.max_epochs, note=note + ", AR coefficient held at 0")
+    report.set_tuning(ARMS["ar_fastica"], configs=1, steps=cfg.max_epochs, note=note + ", started from FastICA")
+    report.set_tuning(
+        ARMS["fastica"],
+        configs=6 * cfg.fastica_restarts,
+        steps=cfg.ica_max_iter,
+        note=f"fun chosen on the dev seeds among logcosh/exp/cube x 1 or 10 restarts (-> {cfg.fastica_fun}); "
+        f"best of {cfg.fastica_restarts} restarts by negentropy, no labels",
+    )
+    if with_picard:
+        report.set_tuning(ARMS["picard"], configs=1, steps=cfg.ica_max_iter, note="python-picard defaults")
+    report.set_tuning(ARMS["amuse"], configs=1, steps=0, note=f"closed form, lag {cfg.amuse_lag}")
+    report.set_tuning("random", configs=1, steps=0, note="Gaussian random columns (chance)")
+
+    has = set(cfg.scenarios)
+    if "moderate" in has:
+        report.add_claim(
+            judge_threshold(
+                "fastica_degraded_moderate",
+                f"Moderate coherence: tuned FastICA on log(X + 0.5) is degraded, mean aligned |cos| <= "
+                f"{cfg.degraded_threshold:g}",
+                (f"{ARMS['fastica']} |cos| (moderate)", _cos(records, "moderate", "fastica")),
+                threshold=cfg.degraded_threshold,
+                sense="<=",
+                kind="precondition",
+            )
+        )
+    if "high" in has:
+        report.add_claim(
+            judge_threshold(
+                "fastica_fine_high",
+                f"High coherence: tuned FastICA on log(X + 0.5) is not degraded, mean aligned |cos| >= "
+                f"{cfg.degraded_threshold:g}",
+                (f"{ARMS['fastica']} |cos| (high)", _cos(records, "high", "fastica")),
+                threshold=cfg.degraded_threshold,
+                kind="precondition",
+            )
+        )
+    if "moderate" in has:
+        pre = ["fastica_degraded_moderate"]
+        base = _baselines(records, "moderate", with_picard)
+        c = report.add_claim(
+            judge_superiority(
+                "beats_ica_moderate",
+                f"Moderate coherence: ARPLN-ICA from a random start (the paper's) exceeds tuned FastICA, AMUSE and "
+                f"Picard on log counts in aligned |cos| by >= {cfg.min_gain:g} (one-sided paired test per seed)",
+                (f"{ARMS['ar']} |cos| (moderate)", _cos(records, "moderate", "ar")),
+                base,
+                test=cfg.test,
+                alpha=cfg.alpha,
+                min_effect=cfg.min_gain,
+                requires=pre,
+                controls=["beats_ica_moderate_no_temporal_prior"],
+            )
+        )
+        report.add_claim(
+            c.control(
+                "beats_ica_moderate_no_temporal_prior",
+                "The same fit without the temporal prior (AR coefficient 0) does not beat the ICA baselines by the "
+                "margin",
+                (f"{ARMS['ar_iid']} |cos| (moderate)", _cos(records, "moderate", "ar_iid")),
+            )
+        )
+        if all("ar_fastica" in r["scenarios"]["moderate"]["cos"] for r in records):
+            c = report.add_claim(
+                judge_superiority(
+                    "refinement_beats_ica_moderate",
+                    "Moderate coherence (labelled arm, NOT the paper's start): ARPLN-ICA started from FastICA's "
+                    f"answer exceeds tuned FastICA, AMUSE and Picard in aligned |cos| by >= {cfg.min_gain:g}",
+                    (f"{ARMS['ar_fastica']} |cos| (moderate)", _cos(records, "moderate", "ar_fastica")),
+                    base,
+                    test=cfg.test,
+                    alpha=cfg.alpha,
+                    min_effect=cfg.min_gain,
+                    requires=pre,
+                    controls=["refinement_beats_ica_moderate_no_temporal_prior"],
+                )
+            )
+            report.add_claim(
+                c.control(
+                    "refinement_beats_ica_moderate_no_temporal_prior",
+                    "The same FastICA-started refinement without the temporal prior does not beat the baselines by "
+                    "the margin",
+                    (f"{ARMS['ar_fastica_iid']} |cos| (moderate)", _cos(records, "moderate", "ar_fastica_iid")),
+                )
+            )
+        c = report.add_claim(
+            judge_superiority(
+                "beats_chance_moderate",
+                f"Moderate coherence: ARPLN-ICA (random start) exceeds random directions' aligned |cos| by >= "
+                f"{cfg.chance_gain:g}",
+                (f"{ARMS['ar']} |cos| (moderate)", _cos(records, "moderate", "ar")),
+                {"random directions |cos| (moderate)": _cos(records, "moderate", "random")},
+                test=cfg.test,
+                alpha=cfg.alpha,
+                min_effect=cfg.chance_gain,
+                requires=pre,
+                controls=["beats_chance_moderate_no_temporal_prior"],
+            )
+        )
+        report.add_claim(
+            c.control(
+                "beats_chance_moderate_no_temporal_prior",
+                "The same fit without the temporal prior does not beat chance by the margin",
+                (f"{ARMS['ar_iid']} |cos| (moderate)", _cos(records, "moderate", "ar_iid")),
+            )
+        )
+        c = report.add_claim(
+            judge_threshold(
+                "posterior_predictive_sw",
+                f"Moderate coherence: sliced Wasserstein of {cfg.n_ppc} samples of the fitted model (random start) "
+                f"to true samples <= {cfg.sw_ratio:g} x that of {cfg.n_ppc} fresh true samples (standardised log "
+                "counts, T*K dims)",
+                ("SW(model) / SW(fresh truth)", _ratio(records, "moderate", "ar")),
+                threshold=cfg.sw_ratio,
+                sense="<=",
+                controls=["posterior_predictive_sw_no_temporal_prior"],
+            )
+        )
+        report.add_claim(
+            c.control(
+                "posterior_predictive_sw_no_temporal_prior",
+                "Samples of the fit without the temporal prior (no dynamics) do not match the truth within the ratio",
+                ("SW(model without temporal prior) / SW(fresh truth)", _ratio(records, "moderate", "ar_iid")),
+            )
+        )
+    if "high" in has:
+        c = report.add_claim(
+            judge_non_inferiority(
+                "parity_high",
+                f"High coherence: ARPLN-ICA (random start) is within {cfg.parity_margin:g} of tuned FastICA's "
+                "aligned |cos|",
+                (f"{ARMS['ar']} |cos| (high)", _cos(records, "high", "ar")),
+                {f"{ARMS['fastica']} |cos| (high)": _cos(records, "high", "fastica")},
+                margin=cfg.parity_margin,
+                requires=["fastica_fine_high"],
+                controls=["parity_high_no_temporal_prior"],
+            )
+        )
+        report.add_claim(
+            c.control(
+                "parity_high_no_temporal_prior",
+                "The same fit without the temporal prior is not within the margin of FastICA",
+                (f"{ARMS['ar_iid']} |cos| (high)", _cos(records, "high", "ar_iid")),
+            )
+        )
+    if cfg.regime:
+        acc = {k: _regime_acc(records, k) for k in ("c2", "c1")}
+        if all(np.isfinite(acc["c2"])):
+            c = report.add_claim(
+                judge_threshold(
+                    "regime_viterbi_accuracy",
+                    f"S-regime (our extension, C=2, sticky {cfg.regime_stickiness:g}): Viterbi regime accuracy >= "
+                    f"{cfg.regime_threshold:g} on components whose regime means are separated (>= "
+                    f"{cfg.separation:g} stationary sd)",
+                    ("Viterbi accuracy (separated components)", acc["c2"]),
+                    threshold=cfg.regime_threshold,
+                    controls=["regime_viterbi_accuracy_one_regime"],
+                )
+            )
+            report.add_claim(
+                c.control(
+                    "regime_viterbi_accuracy_one_regime",
+                    "The same model with the regime chain removed (one regime: a constant path) does not reach it",
+                    ("one-regime Viterbi accuracy (separated components)", acc["c1"]),
+                )
+            )
+        report.add_claim(
+            judge_every(
+                "forward_backward_exact",
+                "The smoothed regime marginals (forward-backward) equal brute-force enumeration of every path on a "
+                "random 2-regime chain (T=5)",
+                ("max |marginal - enumeration|", [r["forward_backward_error"] for r in records]),
+                bound=1e-9,
+                kind="check",
+            )
+        )
+    report.add_claim(
+        judge_every(
+            "sample_path_truth_sw",
+            f"CountICA.sample with the generating parameters plugged in matches fresh true samples: SW ratio <= "
+            f"{cfg.sw_ratio:g} (the sampling + SW code path behind posterior_predictive_sw)",
+            (
+                "SW(truth-parameter samples) / SW(fresh truth)",
+                [
+                    r["scenarios"][sc]["sw"]["truth_params"] / r["scenarios"][sc]["sw"]["truth"]
+                    for r in records
+                    for sc in cfg.scenarios
+                ],
+            ),
+            bound=cfg.sw_ratio,
+            kind="check",
+        )
+    )
+    report.add_claim(
+        judge_every(
+            "align_planted_exact",
+            "align_mixing recovers a planted permutation + sign + rescaling of a mixing exactly (|cos| = 1)",
+            ("1 - min |cos| + permutation errors", [r["planted_alignment"] for r in records]),
+            bound=1e-10,
+            kind="check",
+        )
+    )
+    arms = [a for a in ARMS if a != "picard" or with_picard]
+    _tables(cfg, records, report, arms, seeds)
+    _figures(cfg, records, report)
+    report.metrics = {
+        sc: {ARMS[a]: float(np.mean(_cos(records, sc, a))) for a in arms if a in records[0]["scenarios"][sc]["cos"]}
+        for sc in cfg.scenarios
+    }
+    report.add_note(
+        "The main arm starts from a random mixing, as the paper's code does; the arm started from FastICA's own "
+        "answer is reported separately and labelled (it measures 'FastICA plus refinement', not the method)."
+    )
+    report.add_note(
+        "Open (issue 56, deliverable 2): the posterior q(s) is factorised across components. At high coherence a "
+        "fit drifts away from the truth to a higher ELBO than the truth frozen in place (measured by the referee: "
+        "-1015 from the FastICA start vs -1101 frozen at the truth): an objective problem of this family, not of "
+        "scale; a joint-across-components posterior or an exact smoother E-step is not implemented."
+    )
+    report.add_note(
+        "The published baseline gap (Picard .33-.40, UwedgeICA .39-.46) is not reproduced: the released notebook "
+        "scores the baselines against the low-excitation Gamma (see the spec). The |cos| metric is inflated for "
+        "coherent mixings; the chance arm is printed."
+    )
+    if not with_picard:
+        report.add_note("python-picard is not installed: the Picard arm was skipped (pip install python-picard).")
+
+
+def _regime_acc(records, key: str) -> list[float]:
+    out = []
+    for r in records:
+        sel = [a for a, s in zip(r["regime"][key]["accuracy"], r["regime"]["separated"]) if s]
+        out.append(float(np.mean(sel)) if sel else float("nan"))
+    return out
+
+
+def _ms(xs) -> str:
+    xs = np.asarray(xs, dtype=float)
+    return f"{xs.mean():.3f} ± {xs.std(ddof=1) if xs.size > 1 else 0.0:.3f}"
+
+
+def _tables(cfg, records, report: Report, arms, seeds) -> None:
+    rows = []
+    for sc in cfg.scenarios:
+        row = {"scenario": sc}
+        for a in arms:
+            if a in records[0]["scenarios"][sc]["cos"]:
+                row[ARMS[a]] = _ms(_cos(records, sc, a))
+        row["SW ratio (random start)"] = _ms(_ratio(records, sc, "ar"))
+        row["SW ratio (no temporal prior)"] = _ms(_ratio(records, sc, "ar_iid"))
+        rows.append(row)
+    report.add_table(
+        "mixing_recovery",
+        rows,
+        f"Aligned |cos| (mean over components, then mean ± sd over {len(records)} seeds); n={cfg.n}, T={cfg.T}, "
+        f"K={cfg.n_features}, d={cfg.n_components}.",
+    )
+    diag = []
+    for sc in cfg.scenarios:
+        for v in records[0]["scenarios"][sc]["elbo"]:
+            diag.append(
+                {
+                    "scenario": sc,
+                    "arm": ARMS[v],
+                    "ELBO/seq first epoch": _ms([r["scenarios"][sc]["elbo"][v][0] for r in records]),
+                    "ELBO/seq last epoch": _ms([r["scenarios"][sc]["final_elbo"][v] for r in records]),
+                    "epochs run": _ms([r["scenarios"][sc]["epochs"][v] for r in records]),
+                    "fitted AR coef (mean)": _ms([np.mean(r["scenarios"][sc]["ar_coef"][v]) for r in records]),
+                    "true AR coef (mean)": _ms([np.mean(r["scenarios"][sc]["true_ar_coef"]) for r in records]),
+                }
+            )
+    report.add_table(
+        "learning",
+        diag,
+        "What each ARPLN arm learned: ELBO per sequence at the first and last epoch, epochs run, fitted AR "
+        "coefficients (0 by construction without the temporal prior).",
+    )
+    if cfg.regime:
+        rrows = [
+            {
+                "seed": s,
+                "separated": r["regime"]["separated"],
+                "C=2 accuracy per component": np.round(r["regime"]["c2"]["accuracy"], 3).tolist(),
+                "C=1 accuracy per component": np.round(r["regime"]["c1"]["accuracy"], 3).tolist(),
+                "C=2 |cos| per component": np.round(r["regime"]["c2"]["cos"], 3).tolist(),
+            }
+            for s, r in zip(seeds, records)
+        ]
+        report.add_table("regimes", rrows, "S-regime: Viterbi accuracy (up to regime relabeling) per true component.")
+
+
+def _figures(cfg, records, report: Report) -> None:
+    from matplotlib.figure import Figure
+
+    r0 = records[0]
+    fig = Figure(figsize=(4.5 * len(cfg.scenarios), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(cfg.scenarios), squeeze=False)[0]
+    for ax, sc in zip(axes, cfg.scenarios):
+        for j, v in enumerate(r0["scenarios"][sc]["elbo"]):
+            for r in records:
+                h = r["scenarios"][sc]["elbo"][v]
+                ax.plot(
+                    np.linspace(1, r["scenarios"][sc]["epochs"][v], len(h)),
+                    h,
+                    alpha=0.6,
+                    color=f"C{j}",
+                    label=ARMS[v] if r is r0 else None,
+                )
+        ax.set_yscale("symlog")
+        ax.set_title(f"ELBO during training ({sc} coherence)", fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("ELBO per sequence")
+        ax.legend(fontsize=7)
+    report.add_figure("elbo_curve", fig, "ELBO per sequence over training, every seed and ARPLN arm.")
+
+    sc = cfg.scenarios[0]
+    G, E = np.asarray(r0["scenarios"][sc]["true_mixing"]), np.asarray(r0["scenarios"][sc]["ar_mixing_aligned"])
+    d = G.shape[1]
+    fig = Figure(figsize=(2.6 * d, 3.0), layout="constrained")
+    axes = fig.subplots(1, d, squeeze=False)[0]
+    cos = r0["scenarios"][sc]["cos"]["ar"]
+    for i, ax in enumerate(axes):
+        k = np.arange(G.shape[0])
+        ax.bar(k - 0.2, G[:, i], 0.4, label="true")
+        ax.bar(k + 0.2, E[:, i], 0.4, label="ARPLN-ICA (random start)")
+        ax.set_title(f"column {i}: |cos| {cos[i]:.2f}", fontsize=9)
+        ax.set_xlabel("feature j")
+        ax.set_ylabel("Gamma_j,i")
+    axes[0].legend(fontsize=7)
+    report.add_figure(
+        "mixing_columns",
+        fig,
+        f"Seed {(report.seeds or [0])[0]}, {sc} coherence: true vs recovered (aligned) mixing columns, random start.",
+    )
+    if cfg.regime:
+        U, V = np.asarray(r0["regime"]["true_paths"]), np.asarray(r0["regime"]["viterbi_paths"])
+        fig = Figure(figsize=(9, 1.6 * d), layout="constrained")
+        axes = fig.subplots(d, 1, squeeze=False)[:, 0]
+        for i, ax in enumerate(axes):
+            ax.step(np.arange(U.shape[1]), U[0, :, i], where="mid", label="true regime")
+            ax.step(np.arange(U.shape[1]), V[0, :, i] + 0.05, where="mid", ls="--", label="Viterbi")
+            ax.set_ylabel(f"u (comp {i})")
+            ax.set_title(f"component {i} (separated: {r0['regime']['separated'][i]})", fontsize=8)
+        axes[-1].set_xlabel("time t")
+        axes[0].legend(fontsize=7)
+        report.add_figure(
+            "regime_paths",
+            fig,
+            "S-regime, first sequence: true vs Viterbi regime path per component (labels up to relabeling).",
+        )
