@@ -46,9 +46,9 @@ PAPERS: tuple[dict, ...] = (
         "slug": "count_ica",
         "title": "Independent Component Discovery in Temporal Count Data (ARPLN-ICA)",
         "paper": "Alexandre Chaussard, Anna Bonnet, Sylvain Le Corff, ICML 2026, arXiv 2601.21696",
-        "component": "CountICA (sklearn-style, FastICA surface) + ARPLNICA (nn.Module): regime-switching AR "
-        "sources, Poisson log-normal emissions, amortised variational EM; make_arpln_data, align_mixing; "
-        "FastICA / Picard / PCA / mean-field / chance baselines",
+        "component": "CountICA (scikit-learn transformer, FastICA surface) + ARPLNICA (nn.Module): regime-switching "
+        "AR sources, Poisson log-normal emissions, amortised variational EM; make_arpln_data, align_mixing; tuned "
+        "FastICA / Picard / AMUSE / PCA / chance baselines; controls without the temporal prior or the regime chain",
     },
     {
         "slug": "crel",
