@@ -287,7 +287,7 @@ class MoNet(nn.Module):
         if not all(bool(torch.isfinite(v)) for v in (*losses.values(), *fits)):
             raise TrainingDiverged(
                 f"step {self.step_count}: a stream's loss or fit score is not finite "
-                f"({ {m: v.item() for m, v in losses.items()} }): the learning rate is too large"
+                f"({ {m: float(v.detach()) for m, v in losses.items()} }): the learning rate is too large"
             )
         with torch.no_grad():
             self.scores.mul_(self.score_momentum).add_(torch.stack(fits), alpha=1 - self.score_momentum)
