@@ -103,3 +103,51 @@ def test_a_pure_noise_modality_gets_the_largest_weight():
     assert logs["s_a"] > 0.7 and logs["s_b"] < 0.4  # chance is 0.25
     assert logs["w_b"] > 1.2 > 0.8 > logs["w_a"]
     assert abs(logs["w_a"] + logs["w_b"] - 2) < 1e-5
+
+
+def test_non_finite_inputs_are_refused_before_they_reach_the_scores():
+    """The referee's NaN batch: refused with a named error, and the fit scores / weights stay finite."""
+    model = _monet()
+    model.configure_optimizers(0.1)
+    y = torch.zeros(4, dtype=torch.long)
+    bad = {"a": torch.full((4, 8), float("nan")), "b": torch.zeros(4, 8)}
+    with pytest.raises(ValueError, match=r"inputs\['a'\] holds non-finite values"):
+        model.training_step((bad, y))
+    with pytest.raises(ValueError, match=r"inputs\['a'\] holds non-finite values"):
+        model(bad)
+    model.training_step(({"a": torch.zeros(4, 8), "b": torch.zeros(4, 8)}, y))
+    assert torch.isfinite(model.scores).all() and torch.isfinite(model.weights).all()
+
+
+def test_non_finite_scores_and_mismatched_batches_are_named():
+    from icml26.monet import adaptive_weights
+
+    with pytest.raises(ValueError, match="scores must be finite"):
+        adaptive_weights(torch.tensor([float("nan"), 0.9]), 2.0)
+    model = _monet()
+    model.configure_optimizers(0.1)
+    with pytest.raises(ValueError, match="same batch size for every modality"):
+        model.training_step(({"a": torch.zeros(4, 8), "b": torch.zeros(3, 8)}, torch.zeros(4, dtype=torch.long)))
+    with pytest.raises(ValueError, match=r"and as y \(5\)"):
+        model.training_step(({"a": torch.zeros(4, 8), "b": torch.zeros(4, 8)}, torch.zeros(5, dtype=torch.long)))
+    with pytest.raises(ValueError, match=r"inputs\['b'\] must have shape \(batch, 8\)"):
+        model({"a": torch.zeros(4, 8), "b": torch.zeros(4, 7)})
+
+
+def test_a_diverging_configuration_is_a_named_error_and_a_failed_configuration_in_the_experiment():
+    from dataclasses import replace
+
+    from icml26.monet import TrainingDiverged
+    from icml26.monet.experiment import QUICK, _select, _train_arm, make_data
+
+    model = _monet()
+    model.configure_optimizers(0.1)
+    with torch.no_grad():
+        model.heads["a"].weight.fill_(float("inf"))
+    with pytest.raises(TrainingDiverged, match="not finite"):
+        model.training_step(({"a": torch.ones(4, 8), "b": torch.ones(4, 8)}, torch.zeros(4, dtype=torch.long)))
+    cfg = replace(QUICK, s1_sizes=(128, 64, 128), epochs=2, probe_every=2)
+    data = make_data(cfg, "s1", 0)
+    runs = [_train_arm(cfg, "joint", {"lr": lr}, data, 0, "s1") for lr in (0.05, 1e6)]  # lr 1e6 diverges
+    assert "diverged" in runs[1] and runs[1]["val_acc"] == 0.0 and "diverged" not in runs[0]
+    assert _select(runs) == 0

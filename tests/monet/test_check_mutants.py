@@ -38,6 +38,14 @@ def _copy_memory(self):  # the memory jumps to the fast encoders (tau ignored)
             pb.copy_(p)
 
 
+def _reads_fast(self, inputs, fast=None):  # the fused path reads the fast encoders instead of the stable memory
+    parts = []
+    for i, m in enumerate(self.modalities):
+        z = self.encoders[m](inputs[m]).detach()
+        parts.append(self.weights[i] * self.norms[m](z))
+    return torch.cat(parts, 1)
+
+
 def _every_step(self, step):  # CMS blocks step every time, whatever their period
     return _maybe_step(self, math.lcm(*self.periods))
 
@@ -51,6 +59,9 @@ MUTANTS = {
     "decoupled_streams": ("icml26.monet.model.MoNet.fusion_features", _leaky),
     "stable_memory_exact": ("icml26.monet.model.MoNet.update_memory", _copy_memory),
     "coordination_weights_sum": ("icml26.monet.model.adaptive_weights", lambda s, beta: 1.1 * _adaptive(s, beta)),
+    "fused_path_reads_memory": ("icml26.monet.model.MoNet.fusion_features", _reads_fast),
+    # the adaptive weights switched off (all ones): the sum is still M, the formula is not
+    "coordination_weights_formula": ("icml26.monet.model.adaptive_weights", lambda s, beta: torch.ones_like(s)),
     # OGM's self-division bug (BalanceMM): rho = s_m / s_m = 1, so nothing is ever modulated
     "ogm_modulates_gradients": (
         "icml26.monet.baselines.ogm_coefficients",

@@ -11,9 +11,12 @@ from icml26.monet import MLPEncoder, MoNet, fit, make_imbalanced_bimodal, modali
 from icml26.monet.claims import CONTROLS
 from icml26.monet.experiment import EXPERIMENT, QUICK, measure
 
+UNCONTROLLED = ("monet_decoupled_probe", "monet_beats_naive_fusion")  # the comparator is the control arm itself
 CHECKS = (
     "decoupled_streams",
     "stable_memory_exact",
+    "fused_path_reads_memory",
+    "coordination_weights_formula",
     "coordination_weights_sum",
     "ogm_modulates_gradients",
     "cms_periods_respected",
@@ -23,6 +26,7 @@ KINDS = {
     "weak_undertrained_s1": "precondition",
     "fusion_helps_s1": "precondition",
     **{f"{c}_s1": "claim" for c in CONTROLS},
+    **{f"{c}_s1": "claim" for c in UNCONTROLLED},
     **{f"{c}_s1_ctl_{a}": "control" for c, arms in CONTROLS.items() for a in arms},
     **{c: "check" for c in CHECKS},
 }
@@ -40,7 +44,10 @@ def test_quick_preset_end_to_end(quick_run):
             assert by_id[cid]["verdict"] == "holds", by_id[cid]
         if kind == "claim":
             assert by_id[cid]["requires"] == ["weak_undertrained_s1", "fusion_helps_s1"]
-            assert by_id[cid]["controls"] == [f"{cid}_ctl_{a}" for a in CONTROLS[cid[:-3]]]
+            if cid[:-3] in UNCONTROLLED:
+                assert not by_id[cid]["controls"] and by_id[cid]["no_control"]
+            else:
+                assert by_id[cid]["controls"] == [f"{cid}_ctl_{a}" for a in CONTROLS[cid[:-3]]]
     assert by_id["monet_beats_joint_s1"]["test"]["min_effect"] == 0.02
     names = {"MoNet", "Joint", "OGM-GE", "PMR", "MMPareto", "MLA-lite", "Unimodal ensemble"}
     assert names <= set(result["budgets"])

@@ -13,3 +13,8 @@ def test_the_shipped_reference_run_keeps_the_v3_contract(v3_reference):
     names = {row["name"] for row in by_id["monet_beats_baselines_s1"]["baselines"]}
     assert "Best single modality test acc (s1)" in names
     assert {"fusion_helps_s1", "weak_undertrained_s1"} <= set(by_id)
+    # the referee's items: the best single modality's budget is stated, every arm (and control arm) has the same lr
+    # grid, and the two direct comparisons with the control arms are there
+    assert "Best single modality" in r["budgets"]
+    assert len({tuple(v) for _, _, v in r["config"]["grids"]}) == 1
+    assert {"monet_decoupled_probe_s1", "monet_beats_naive_fusion_s1"} <= set(by_id)

@@ -48,7 +48,7 @@ from .baselines import (
 )
 from .cms import ContinuumMemoryMLP, ResidualMLPBlock
 from .data import BimodalData, BimodalSplit, make_imbalanced_bimodal, make_two_view_digits
-from .model import MLPEncoder, MoNet, adaptive_weights, check_modalities
+from .model import MLPEncoder, MoNet, TrainingDiverged, adaptive_weights, check_modalities
 from .probe import modality_probe_accuracy, probe_features
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "ResidualMLPBlock",
     "MLPEncoder",
     "adaptive_weights",
+    "TrainingDiverged",
     "check_modalities",
     "JointConcat",
     "Strategy",

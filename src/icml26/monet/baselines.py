@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .data import BimodalSplit
-from .model import MoNet, _check_inputs, check_labels, check_modalities
+from .model import MoNet, TrainingDiverged, _check_inputs, check_labels, check_modalities
 
 __all__ = [
     "JointConcat",
@@ -189,6 +189,8 @@ class OGMGE(Strategy):
         optimizer.zero_grad(set_to_none=True)
         feats = model.features(inputs)
         loss = F.cross_entropy(model.fused_logits(feats), y)
+        if not bool(torch.isfinite(loss)):
+            raise TrainingDiverged(f"epoch {epoch}: the fused loss is not finite: the learning rate is too large")
         loss.backward()
         k = ogm_coefficients(self.scores(model, feats, y), self.alpha) if self.active(epoch) else None
         if k is not None:
@@ -470,6 +472,9 @@ def fit(
                 logs.append(model.training_step((inputs, y)))
             else:
                 logs.append(method.step(model, opt, inputs, y, epoch))
+                bad = {k: v for k, v in logs[-1].items() if isinstance(v, float) and not math.isfinite(v)}
+                if bad:
+                    raise TrainingDiverged(f"epoch {epoch}: non-finite training values {bad}: lr too large")
         if not logs:
             raise ValueError("train yielded no batches")
         keys = [k for k, v in logs[0].items() if isinstance(v, float)]

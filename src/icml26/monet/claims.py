@@ -9,15 +9,21 @@ Per dataset ``ds`` of the run (the reported run: the complementary synthetic set
   oracle-fused model: a logistic regression on the concatenated features of the separately trained encoders);
   every claim requires both;
 * claim ``monet_beats_joint_<ds>`` (by >= 2 points) and ``monet_weak_probe_<ds>`` (a better weak-modality probe than
-  joint's): both credit the **decoupled streams**; control arm ``coupled``: MoNet at its selected configuration with
-  the fused loss's gradient let fully into the encoders (``encoder_fusion_grad = 1``), nothing else changed;
-* claim ``monet_beats_best_unimodal_<ds>`` (by >= 2 points): credits the **fusion**; control arm ``no_fusion``:
-  MoNet's own best stream (chosen on validation) read alone, the fusion level dropped;
+  joint's): both credit the **decoupled streams**; control arm ``coupled``: MoNet without the stop-gradient, the
+  fused loss back-propagated into the encoders at the very features it reads (``encoder_fusion_grad = 1`` with
+  ``ema_tau = 0``, so the fusion reads the fast encoders), tuned on MoNet's lr grid;
+* claim ``monet_decoupled_probe_<ds>``: MoNet's weak-modality probe beats that coupled arm's directly (the
+  comparator is the control arm itself, so the claim has no separate control);
+* claim ``monet_beats_best_unimodal_<ds>`` (by >= 2 points): credits the **learned fusion**; control arm
+  ``naive_fusion``: the same streams (each trained on its own loss) combined by summing their logits -- the unimodal
+  ensemble, tuned on the same grid; claim ``monet_beats_naive_fusion_<ds>`` (by >= 2 points) compares the two
+  directly (no separate control: the comparator is the control arm);
 * claim ``monet_beats_baselines_<ds>``: beats joint, the best single modality, the unimodal ensemble and every
   balancing baseline (OGM-GE, PMR, MMPareto, MLA-lite); it credits MoNet's nested parts, so its controls are MoNet
-  with one part removed at a time: ``no_ema`` (the fusion reads the fast encoders, ``ema_tau = 0``),
-  ``single_timescale`` (CMS periods ``(1, 1, 1)``), ``no_adaptive`` (``beta = 0``: all weights 1) and ``coupled``;
-* six checks of our own code, each with a mutant test in tests/monet/test_check_mutants.py.
+  with one part removed at a time, each tuned on MoNet's lr grid: ``no_ema`` (the fusion reads the fast encoders,
+  ``ema_tau = 0``), ``single_timescale`` (CMS periods ``(1, 1, 1)``), ``no_adaptive`` (``beta = 0``: all weights 1)
+  and ``coupled``;
+* eight checks of our own code, each with a mutant test in tests/monet/test_check_mutants.py.
 
 A control holds when its arm fails the claim's rule; a claim whose control arm passes the rule too is inconclusive.
 """
@@ -49,23 +55,25 @@ BALANCING = ("ogm_ge", "pmr", "mmpareto", "mla")
 DATASETS = {"s1": "complementary synthetic S1", "digits": "two-view digits"}
 # the control arms: MoNet at its selected configuration with exactly one part removed
 ABLATIONS = {
-    "coupled": {"encoder_fusion_grad": 1.0},
+    "coupled": {"encoder_fusion_grad": 1.0, "ema_tau": 0.0},
     "no_ema": {"ema_tau": 0.0},
     "single_timescale": {"cms_periods": (1, 1, 1)},
     "no_adaptive": {"beta": 0.0},
 }
 _CTL_NAMES = {
-    "coupled": "MoNet with the fused gradient let into the encoders (encoder_fusion_grad = 1)",
+    "coupled": "MoNet without the stop-gradient (the fused loss back-propagated into the encoders it reads: "
+    "encoder_fusion_grad = 1, ema_tau = 0)",
     "no_ema": "MoNet without the stable memory (ema_tau = 0: the fusion reads the fast encoders)",
     "single_timescale": "MoNet with one timescale (CMS periods (1, 1, 1))",
     "no_adaptive": "MoNet without adaptive weights (beta = 0: every w_m = 1)",
-    "no_fusion": "MoNet's own best stream read alone (no fusion level)",
+    "naive_fusion": "naive fusion of the same streams (each trained on its own loss, logits summed: the unimodal "
+    "ensemble)",
 }
 # claim -> the control arms that remove what it credits
 CONTROLS = {
     "monet_beats_joint": ("coupled",),
     "monet_weak_probe": ("coupled",),
-    "monet_beats_best_unimodal": ("no_fusion",),
+    "monet_beats_best_unimodal": ("naive_fusion",),
     "monet_beats_baselines": ("no_ema", "single_timescale", "no_adaptive", "coupled"),
 }
 
@@ -79,8 +87,8 @@ def _acc(records, ds: str, arm: str) -> list[float]:
             out.append(d["arms"][arm]["test_acc"])
         elif arm in DERIVED:
             out.append(d["derived"][arm]["test_acc"])
-        elif arm == "no_fusion":
-            out.append(d["derived"]["monet_best_stream"]["test_acc"])
+        elif arm == "naive_fusion":
+            out.append(d["arms"]["ensemble"]["test_acc"])
         else:
             out.append(d["ablations"][arm]["test_acc"])
     return out
@@ -115,20 +123,39 @@ def _controlled(report: Report, claim, records, ds: str, arms, values) -> None:
 def judge(config: Config, records: list[dict], report: Report) -> None:
     cfg = config
     test_kw = {"test": cfg.test, "alpha": cfg.alpha}
-    for arm in cfg.arms:
-        knob = next((k for a, k, _ in cfg.grids if a == arm), "lr")
-        vals = next((v[: cfg.n_configs] for a, _, v in cfg.grids if a == arm), (cfg.lr,))
+    from .experiment import _grid
+
+    common = (
+        f"(selected per seed on validation accuracy; a diverged configuration scores 0); {cfg.optimizer} (momentum "
+        f"0.9, wd 1e-4), batch {cfg.batch_size}, same batches and init for every arm; steps = epochs"
+    )
+    for arm in (*cfg.arms, *cfg.ablations):
+        g = _grid(cfg, arm)
+        lrs = sorted({hp["lr"] for hp in g})
+        alphas = sorted({hp["alpha"] for hp in g if "alpha" in hp})
         report.set_tuning(
-            ARMS[arm],
-            configs=min(cfg.n_configs, len(vals)),
+            ARMS.get(arm) or _CTL_NAMES[arm],
+            configs=len(g),
             steps=cfg.epochs,
-            note=f"{knob} in {list(vals)} (selected per seed on validation accuracy); {cfg.optimizer} "
-            f"(momentum 0.9, wd 1e-4), batch {cfg.batch_size}, same batches and init for every arm; steps = epochs"
+            note=f"lr in {lrs}"
+            + (f" x alpha in {alphas}" if alphas else "")
+            + f" {common}"
+            + ("; control arm: MoNet's grid" if arm in ABLATIONS else "")
             + (
                 "; the best single modality and the oracle-fused reference come from these runs"
                 if arm == "ensemble"
                 else ""
             ),
+        )
+    if "ensemble" in cfg.arms:
+        n_ens = len(_grid(cfg, "ensemble"))
+        report.set_tuning(
+            DERIVED["best_unimodal"],
+            configs=n_ens,
+            steps=cfg.epochs,
+            note=f"the unimodal ensemble's {n_ens} runs (each modality's encoder + head trained alone on its own "
+            "loss); "
+            "the (configuration, modality) with the best validation accuracy",
         )
     for ds in cfg.datasets:
         name, weak = DATASETS[ds], records[0][ds]["weak"]
@@ -202,6 +229,18 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             CONTROLS["monet_weak_probe"],
             lambda a, ds=ds: _weak_probe(records, ds, a),
         )
+        report.add_claim(
+            judge_superiority(
+                f"monet_decoupled_probe_{ds}",
+                f"{name}: MoNet's weak-modality linear-probe accuracy is higher than that of MoNet without the "
+                "stop-gradient (the coupled arm, tuned on the same grid)",
+                (f"MoNet weak probe ({ds})", _weak_probe(records, ds, "monet")),
+                {f"{_CTL_NAMES['coupled']} weak probe ({ds})": _weak_probe(records, ds, "coupled")},
+                requires=req,
+                no_control="the comparator is the control arm itself (MoNet minus the stop-gradient)",
+                **test_kw,
+            )
+        )
         cid = f"monet_beats_best_unimodal_{ds}"
         _controlled(
             report,
@@ -220,6 +259,20 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             ds,
             CONTROLS["monet_beats_best_unimodal"],
             lambda a, ds=ds: _acc(records, ds, a),
+        )
+        report.add_claim(
+            judge_superiority(
+                f"monet_beats_naive_fusion_{ds}",
+                f"{name}: MoNet's learned fusion beats the naive fusion of the same streams (each trained on its "
+                f"own loss, logits summed: the unimodal ensemble, tuned on the same grid) by >= "
+                f"{cfg.min_gain * 100:g} points",
+                mo,
+                {f"Unimodal ensemble test acc ({ds})": _acc(records, ds, "ensemble")},
+                min_effect=cfg.min_gain,
+                requires=req,
+                no_control="the comparator is the control arm itself (the same streams without the learned fusion)",
+                **test_kw,
+            )
         )
         cid = f"monet_beats_baselines_{ds}"
         base = ["joint", "best_unimodal", "ensemble", *(a for a in BALANCING if a in cfg.arms)]
@@ -244,13 +297,13 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
     _tables(cfg, records, report)
     _figures(cfg, records, report)
     report.metrics = {
-        ds: {a: float(np.mean(_acc(records, ds, a))) for a in (*cfg.arms, *DERIVED, *ABLATIONS, "no_fusion")}
+        ds: {a: float(np.mean(_acc(records, ds, a))) for a in (*cfg.arms, *DERIVED, *cfg.ablations)}
         for ds in cfg.datasets
     }
     report.add_note(
         "MoNet's equations are INFERRED (the official repository github.com/Yangl1nFeng/MoNet holds a README only): "
-        "these numbers measure our reading of the abstract, not the paper's code. The control arms use MoNet's "
-        "selected learning rate (one configuration each)."
+        "these numbers measure our reading of the abstract, not the paper's code. Every control arm is tuned on "
+        "MoNet's lr grid (selected per seed on validation), like MoNet."
     )
 
 
@@ -273,6 +326,29 @@ def _add_checks(cfg: Config, records, report: Report) -> None:
             "One stable-memory update equals tau * phi_bar + (1 - tau) * phi",
             ("max deviation", [c["ema_update_err"] for c in ck]),
             bound=1e-6,
+            kind="check",
+        )
+    )
+    report.add_claim(
+        judge_every(
+            "fused_path_reads_memory",
+            "The fused logits equal classifier(CMS(concat_m w_m LayerNorm_m(phi_bar_m(x_m)))) recomputed from the "
+            "stable memory (after training steps, when memory and fast encoders differ)",
+            (
+                "|forward - from memory| / |from fast - from memory| (+1 if they cannot be told apart)",
+                [c["memory_read_err"] for c in ck],
+            ),
+            bound=1e-6,
+            kind="check",
+        )
+    )
+    report.add_claim(
+        judge_every(
+            "coordination_weights_formula",
+            "The coordination weights are w = M softmax(-beta (s - mean s)) of the fit scores: unequal scores give "
+            "unequal weights (the model's own scores after training steps, and scores (0.2, 0.8) at beta 2)",
+            ("max |w - reference| (+1 if the scores were equal)", [c["weights_formula_err"] for c in ck]),
+            bound=1e-5,
             kind="check",
         )
     )
@@ -317,6 +393,7 @@ def _add_checks(cfg: Config, records, report: Report) -> None:
         for r in records
         for ds in cfg.datasets
         for a in r[ds]["arms"].values()
+        if "diverged" not in a
     ]
     report.add_claim(
         judge_every(
@@ -348,14 +425,16 @@ def _tables(cfg: Config, records, report: Report) -> None:
     for ds in cfg.datasets:
         strong, weak = records[0][ds]["strong"], records[0][ds]["weak"]
         mo = np.array(_acc(records, ds, "monet"))
-        for arm in (*cfg.arms, *DERIVED, *ABLATIONS, "no_fusion"):
+        for arm in (*cfg.arms, *DERIVED, *cfg.ablations):
             kind = (
                 "method"
                 if arm == "monet"
                 else "control arm"
-                if arm in ABLATIONS or arm == "no_fusion"
+                if arm in ABLATIONS
                 else "reference"
                 if arm == "oracle_fused"
+                else "baseline; naive-fusion control"
+                if arm == "ensemble"
                 else "baseline"
             )
             row = {
@@ -369,14 +448,14 @@ def _tables(cfg: Config, records, report: Report) -> None:
                 row["probe weak"] = _ms(_probe(records, ds, arm, "weak"))
             if arm in cfg.arms:
                 row["selected configs"] = ", ".join(str(r[ds]["arms"][arm]["hp"]) for r in records)
+            elif arm in ABLATIONS:
+                row["selected configs"] = ", ".join(str(r[ds]["ablations"][arm]["hp"]) for r in records)
             elif arm in DERIVED:
                 row["selected configs"] = ", ".join(
                     f"{r[ds]['derived'][arm]['hp']}"
                     + (f" {r[ds]['derived'][arm]['modality']}" if arm == "best_unimodal" else "")
                     for r in records
                 )
-            elif arm == "no_fusion":
-                row["selected configs"] = ", ".join(r[ds]["derived"]["monet_best_stream"]["modality"] for r in records)
             if arm != "monet":
                 d = mo - np.array(_acc(records, ds, arm))
                 row["MoNet - arm (points)"] = _ms(100 * d)
@@ -389,7 +468,7 @@ def _tables(cfg: Config, records, report: Report) -> None:
         "control arms: the stable memory), train split -> test accuracy. Best single modality: the (configuration, "
         "modality) of the unimodal runs with the best validation accuracy; oracle-fused: a logistic regression on "
         "both separately trained encoders' features (the reference of the fusion_helps precondition). Control arms: "
-        "MoNet at its selected lr with one part removed.",
+        "MoNet with one part removed, each tuned on MoNet's lr grid (selected on validation).",
     )
     uni = []
     seeds = list(report.seeds or range(len(records)))
@@ -414,24 +493,27 @@ def _tables(cfg: Config, records, report: Report) -> None:
     )
     grid = []
     for ds in cfg.datasets:
-        for arm in cfg.arms:
-            for i in range(len(records[0][ds]["arms"][arm]["grid"])):
-                g = [r[ds]["arms"][arm]["grid"][i] for r in records]
+        for arm in (*cfg.arms, *cfg.ablations):
+            where = "arms" if arm in cfg.arms else "ablations"
+            for i in range(len(records[0][ds][where][arm]["grid"])):
+                g = [r[ds][where][arm]["grid"][i] for r in records]
                 grid.append(
                     {
                         "dataset": ds,
-                        "arm": ARMS[arm],
+                        "arm": ARMS.get(arm, arm),
                         "config": str(g[0]["hp"]),
                         "val acc": _ms([x["val_acc"] for x in g]),
                         "test acc": _ms([x["test_acc"] for x in g]),
-                        "selected (seeds)": sum(r[ds]["arms"][arm]["selected"] == i for r in records),
+                        "selected (seeds)": sum(r[ds][where][arm]["selected"] == i for r in records),
+                        "diverged (seeds)": sum(bool(x.get("diverged")) for x in g),
                     }
                 )
     report.add_table(
         "tuning_grids",
         grid,
-        "Every arm's grid (equal size), its mean val/test accuracy and how often "
-        "validation selected each configuration.",
+        "Every arm's grid (the same lr values for every arm and control arm; OGM-GE and PMR also cross two "
+        "balancing strengths), its mean val/test accuracy (a diverged configuration counts 0), how often "
+        "validation selected each configuration and how often it diverged.",
     )
     diag = []
     for ds in cfg.datasets:

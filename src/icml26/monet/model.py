@@ -31,7 +31,12 @@ from torch.nn import functional as F
 
 from .cms import ContinuumMemoryMLP, _check_periods
 
-__all__ = ["MoNet", "MLPEncoder", "check_modalities", "check_labels", "adaptive_weights"]
+__all__ = ["MoNet", "MLPEncoder", "TrainingDiverged", "check_modalities", "check_labels", "adaptive_weights"]
+
+
+class TrainingDiverged(FloatingPointError):
+    """A training step produced a non-finite loss or fit score (the learning rate is too large for the model): no
+    parameter was changed by that step.  The experiment scores such a configuration as failed."""
 
 
 class MLPEncoder(nn.Module):
@@ -73,11 +78,32 @@ def check_modalities(encoders, feature_dims) -> tuple[str, ...]:
     return tuple(encoders)
 
 
-def _check_inputs(inputs, modalities: Sequence[str]) -> None:
+def _check_inputs(inputs, modalities: Sequence[str], n: int | None = None) -> None:
+    """``inputs`` must map exactly ``modalities`` to finite tensors with the same batch size (``n``: that of ``y``)."""
     if not isinstance(inputs, Mapping):
         raise TypeError(f"inputs must be a mapping modality -> tensor, got {type(inputs).__name__}")
     if set(inputs) != set(modalities):
         raise ValueError(f"inputs must have exactly the modalities {sorted(modalities)}, got {sorted(inputs)}")
+    sizes = {}
+    for m in modalities:
+        x = inputs[m]
+        if not isinstance(x, torch.Tensor) or x.ndim < 1:
+            raise TypeError(f"inputs[{m!r}] must be a tensor of shape (batch, ...), got {type(x).__name__}")
+        if x.is_floating_point() and not bool(torch.isfinite(x).all()):
+            raise ValueError(f"inputs[{m!r}] holds non-finite values (NaN or inf): clean or drop those rows first")
+        sizes[m] = int(x.shape[0])
+    if len(set(sizes.values())) > 1 or (n is not None and any(v != n for v in sizes.values())):
+        raise ValueError(
+            "inputs must have the same batch size for every modality"
+            + (f" and as y ({n})" if n is not None else "")
+            + f", got {sizes}"
+        )
+
+
+def _check_in_width(m: str, encoder: nn.Module, x: torch.Tensor) -> None:
+    in_dim = getattr(encoder, "in_dim", None)
+    if isinstance(in_dim, int) and (x.ndim != 2 or int(x.shape[1]) != in_dim):
+        raise ValueError(f"inputs[{m!r}] must have shape (batch, {in_dim}) for encoders[{m!r}], got {tuple(x.shape)}")
 
 
 def _check_width(m: str, z: torch.Tensor, feature_dims: Mapping[str, int]) -> None:
@@ -102,6 +128,8 @@ def adaptive_weights(scores: torch.Tensor, beta: float) -> torch.Tensor:
     """``w_m = M softmax_m(-beta (s_m - mean_k s_k))``: the modality with the lower fit score gets the larger weight;
     the weights sum to ``M`` and are all 1 when the scores are equal (or ``beta = 0``)."""
     s = scores.float()
+    if not bool(torch.isfinite(s).all()):
+        raise ValueError(f"scores must be finite, got {s.tolist()}")
     return s.numel() * torch.softmax(-beta * (s - s.mean()), dim=0)
 
 
@@ -221,6 +249,7 @@ class MoNet(nn.Module):
         stays ``phi_bar_m(x_m)`` while ``lambda * dL_f/dphi_m`` flows into the fast encoder."""
         parts = []
         for i, m in enumerate(self.modalities):
+            _check_in_width(m, self.encoders[m], inputs[m])
             with torch.no_grad():
                 z = self.ema_encoders[m](inputs[m])
             _check_width(m, z, self.feature_dims)
@@ -238,8 +267,8 @@ class MoNet(nn.Module):
         if not self.modality_optimizers or self.fusion_optimizer is None:
             raise RuntimeError("call configure_optimizers(lr) before training_step")
         inputs, y = batch
-        _check_inputs(inputs, self.modalities)
         check_labels(y, self.n_classes)
+        _check_inputs(inputs, self.modalities, int(y.shape[0]) if y.ndim else None)
         if not self.training:
             self.train()
         self.step_count += 1
@@ -248,16 +277,24 @@ class MoNet(nn.Module):
         self.fusion_optimizer.zero_grad(set_to_none=True)
         fast, losses, fits = {}, {}, []
         for m in self.modalities:
+            _check_in_width(m, self.encoders[m], inputs[m])
             fast[m] = self.encoders[m](inputs[m])
             _check_width(m, fast[m], self.feature_dims)
             logits = self.heads[m](fast[m])
             losses[m] = F.cross_entropy(logits, y)
             with torch.no_grad():
                 fits.append(torch.softmax(logits, 1).gather(1, y[:, None]).mean())
+        if not all(bool(torch.isfinite(v)) for v in (*losses.values(), *fits)):
+            raise TrainingDiverged(
+                f"step {self.step_count}: a stream's loss or fit score is not finite "
+                f"({ {m: float(v.detach()) for m, v in losses.items()} }): the learning rate is too large"
+            )
         with torch.no_grad():
             self.scores.mul_(self.score_momentum).add_(torch.stack(fits), alpha=1 - self.score_momentum)
             self.weights.copy_(adaptive_weights(self.scores, self.beta))
         loss_f = F.cross_entropy(self.classifier(self.fusion(self.fusion_features(inputs, fast))), y)
+        if not bool(torch.isfinite(loss_f)):
+            raise TrainingDiverged(f"step {self.step_count}: the fused loss is not finite: lr too large")
         (sum(losses.values()) + loss_f).backward()  # disjoint parameters: each loss reaches only its own level
         for o in self.modality_optimizers.values():
             o.step()
