@@ -87,8 +87,8 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
                 ARMS["spline"],
                 configs=5,
                 steps=500,
-                note=f"natural cubic spline, {cfg.spline_ctrl} control points from the k={cfg.spline_init_knn} kNN path, "
-                "E^K + penalty "
+                note=f"natural cubic spline, {cfg.spline_ctrl} control points from the k={cfg.spline_init_knn} "
+                "kNN path, E^K + penalty "
                 f"sum|zeta|^2 by BFGS; penalty per manifold {dict(cfg.spline_penalty)}: best of "
                 "{1, 10, 100, 1000, 1e4} on the dev seeds 0-4",
             )
@@ -171,7 +171,8 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
                 judge_superiority(
                     f"beats_knn_{man}",
                     f"{MANIFOLDS[man]}: the learned-zeta geodesic's error is lower than the tuned kNN-graph "
-                    f"path's (k={dict(cfg.knn)[man]}), the projected kNN path's (k={dict(cfg.projected_knn)[man]}) by the same projector, and the tuned "
+                    f"path's (k={dict(cfg.knn)[man]}), the projected kNN path's (k={dict(cfg.projected_knn)[man]}) "
+                    "by the same projector, and the tuned "
                     "spline-energy curve's, on the same codes (paired tests over seeds)",
                     (f"{ARMS['geodesic']} error", g),
                     {
