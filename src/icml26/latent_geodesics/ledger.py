@@ -2,10 +2,11 @@
 
 Seeds 0-4 were the reported seeds of v1/v2 (issue 35, quick 0-2).  Seeds 100-109 were the v3 reported seeds (quick
 100-102); the v3 referee's probes then looked at them (kNN k = 80, solver starts, the R^8 exp, 150-deg paths), so they
-are dev seeds too.  The v3b reported seeds are 200-209 (quick 200-202), not looked at before the reference run.
+are dev seeds too, as are 300-302 (the referee's fresh probe seeds).  The v3b reported seeds are 200-209 (quick
+200-202), not looked at before the reference run.
 """
 
-DEV_SEEDS = (0, 1, 2, 3, 4, *range(100, 110))
+DEV_SEEDS = (0, 1, 2, 3, 4, *range(100, 110), 300, 301, 302)
 
 TUNING = (
     dict(
@@ -98,7 +99,7 @@ TUNING = (
         outcome="kNN k = 80 beats the geodesic on 0-2 (0.019 vs 0.026) and ties it on 100-109 (beats_knn_s2 "
         "inconclusive); the k = 30 / 80 start makes the identity control pass length_error_s2r8; the R^8 exp fails "
         "with rank_tol 0.5 (0.39-0.82: 5 of 6 normal directions kept); seeds 101 / 107 at 150 deg stuck but "
-        "converged=True. 100-109 become dev seeds; 300-302 are not used again",
+        "converged=True. 100-109 and 300-302 become dev seeds (300-302 not used again)",
     ),
     dict(
         variant="v3b: kNN and projected kNN k in {30, 50, 80, 150} beyond the old grid edge, each arm its own k per "
