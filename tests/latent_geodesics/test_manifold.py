@@ -262,3 +262,18 @@ def test_a_path_far_from_every_code_is_flagged_not_converged():
     assert ImplicitManifold(sphere_zeta, codes=far, off_codes_tol=None).geodesic(a, b, 8, init="linear") is not None
     with pytest.raises(ValueError, match="off_codes_tol"):
         ImplicitManifold(sphere_zeta, off_codes_tol=0)
+
+
+def test_geodesic_as_a_callable_of_time():
+    a, b, _ = _pair(70, 6)
+    nodes = S2.geodesic(a, b, 8)
+    f = S2.geodesic(a, b, 8, as_callable=True)
+    assert np.abs(f(np.linspace(0, 1, 9)) - nodes).max() < 1e-9
+    assert np.abs(f(0.5) - nodes[4]).max() < 1e-9 and f(0.0625).shape == (3,)
+    assert np.abs(f(0.0625) - (nodes[0] + nodes[1]) / 2).max() < 1e-9
+    fb = S2.geodesic(np.stack([a, b]), np.stack([b, a]), 8, as_callable=True)
+    assert fb(np.array([0.0, 1.0])).shape == (2, 2, 3) and np.abs(fb(1.0)[0] - b).max() < 1e-9
+    with pytest.raises(ValueError, match="t must be"):
+        f(1.5)
+    with pytest.raises(ValueError, match="as_callable"):
+        S2.geodesic(a, b, 8, as_callable="yes")

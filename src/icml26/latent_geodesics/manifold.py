@@ -342,6 +342,7 @@ class ImplicitManifold:
         tol_constraint: float | str = "auto",
         max_outer: int = 200,
         spacing_tol: float = 0.25,
+        as_callable: bool = False,
     ):
         """Discrete geodesic ``z_0 = initial_point, ..., z_K = end_point`` (``K = n_steps``): a ``(K+1, l)`` array
         (a tensor if ``initial_point`` is one); batched, ``(n, l)`` endpoints (one may be a single point) give
@@ -357,8 +358,21 @@ class ImplicitManifold:
         solver is stuck on a path that is not a geodesic (a jump path between antipodal or cut-locus endpoints, a
         spurious zero of ``zeta``): ``last_info_["converged"]`` is ``False``, ``last_info_["degenerate"]`` is ``True``
         and a ``RuntimeWarning`` is issued.  ``last_info_`` holds the solver's record (a list of records for a
-        batch, under ``"batch"``; the top level then holds the last pair's)."""
+        batch, under ``"batch"``; the top level then holds the last pair's).
+
+        ``as_callable=True`` returns, as geomstats does, a function of the time ``t`` in [0, 1] (a scalar or a 1-d
+        array) that interpolates the nodes piecewise linearly: ``(l,)`` / ``(len(t), l)`` for one pair, ``(n, l)`` /
+        ``(n, len(t), l)`` for a batch (its points are on the manifold only at the nodes ``t = k / K``)."""
         K = _check_steps(n_steps)
+        if not isinstance(as_callable, bool):
+            raise ValueError(f"as_callable must be True or False, got {as_callable!r}")
+        if as_callable:
+            nodes = np.asarray(
+                self.geodesic(
+                    initial_point, end_point, K, init, mu, alpha, max_mu, tol, tol_constraint, max_outer, spacing_tol
+                )
+            )
+            return _path_function(nodes, isinstance(initial_point, torch.Tensor))
         for name, v in (("mu", mu), ("max_mu", max_mu)):
             if not v > 0:
                 raise ValueError(f"{name} must be > 0, got {v!r}")
@@ -696,6 +710,24 @@ class ImplicitManifold:
             fun, np.concatenate([guess, lam0.numpy()]), jac=True, method="BFGS", options={"gtol": gtol, "maxiter": 1000}
         )
         return res.x[:n], float(res.fun)
+
+
+def _path_function(nodes: np.ndarray, as_tensor: bool) -> Callable:
+    """``t -> points``: piecewise-linear interpolation of ``(K+1, l)`` or ``(n, K+1, l)`` nodes at times ``k / K``."""
+    K = nodes.shape[-2] - 1
+
+    def path(t):
+        tt = np.asarray(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t, dtype=np.float64)
+        if tt.ndim > 1 or not np.all(np.isfinite(tt)) or np.any(tt < 0) or np.any(tt > 1):
+            raise ValueError(f"t must be a scalar or a 1-d array of times in [0, 1], got {t!r}")
+        s = np.atleast_1d(tt) * K
+        i = np.clip(np.floor(s).astype(int), 0, K - 1)
+        w = (s - i)[:, None]
+        out = (1 - w) * nodes[..., i, :] + w * nodes[..., i + 1, :]
+        out = out[..., 0, :] if tt.ndim == 0 else out
+        return torch.as_tensor(out) if as_tensor else out
+
+    return path
 
 
 def _pair_batch(x, y, name_x: str, name_y: str) -> tuple[np.ndarray, np.ndarray, bool]:
