@@ -69,10 +69,11 @@ def judge(cfg: Any, records: list[dict], report: Report) -> None:
         )
         report.set_tuning(
             ARMS["knn"],
-            configs=5,
+            configs=8,
             steps=0,
             note=f"k per setting {dict(cfg.knn)}: S^2 / S^2 in R^8 best of k in {{5, 10, 15, 20, 30}} (seeds 0-2) "
-            "then {30, 50, 80, 150} (dev seeds 0-4, v3b); digits the v1 k = 30, not re-tuned; Dijkstra, "
+            "then {30, 50, 80, 150} (dev seeds 0-4, v3b): 8 values, more than the solver's 5; digits the v1 "
+            "k = 30 (5 values), not re-tuned; Dijkstra, "
             "resampled to n_steps+1 nodes",
         )
         report.set_tuning(
