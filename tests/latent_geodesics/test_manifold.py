@@ -209,3 +209,71 @@ def test_off_manifold_endpoint_is_projected():
     p = S2.geodesic(1.3 * a, b, 4)
     assert abs(np.linalg.norm(p[0]) - 1) < 1e-5 and np.abs(p[0] - a).max() < 1e-4
     assert S2.last_info_["projected_endpoints"] == ["initial_point"]
+
+
+def _plane_in_r8(scale_last: float):
+    """A 2-d plane in R^8 as the zero set of an 8-output zeta whose normal singular values are 1 (x5) and
+    ``scale_last``: the shape of the learned S^2-in-R^8 Jacobian (its sixth normal value was 0.45 x the largest)."""
+    Q = np.linalg.qr(np.random.default_rng(3).normal(size=(8, 8)))[0]
+    D = np.diag([1, 1, 1, 1, 1, scale_last, 0, 0]).astype(float)
+    A = torch.as_tensor(Q @ D @ Q.T)
+    return A, Q[:, 6:]
+
+
+def test_normal_rank_from_the_known_dimension_in_codimension_six():
+    cls = ImplicitManifold
+    A, T = _plane_in_r8(0.45)
+    zeta = lambda z: z @ A.T  # noqa: E731
+    by_tol = cls(zeta)  # rank_tol 0.5 drops the 0.45 normal direction
+    by_dim = cls(zeta, dim=2)
+    p = np.zeros(8)
+    assert by_tol.normal_rank(p) == 5 and by_dim.normal_rank(p) == 6
+    v = T @ np.array([0.3, -0.2])
+    assert np.abs(by_dim.exp(v, p, 8) - v).max() < 1e-8  # a flat manifold: exp is p + v
+    with pytest.raises(ValueError, match="dim"):
+        cls(zeta, dim=-1)
+    with pytest.raises(ValueError, match="dim"):
+        cls(zeta, dim=9).normal_basis(p)
+
+
+def test_float32_zeta_gets_a_named_type_error():
+    lin = torch.nn.Linear(3, 1)  # float32 parameters
+    M = ImplicitManifold(lambda z: lin(z))
+    with pytest.raises(TypeError, match="zeta must accept float64"):
+        M.violation(np.ones(3))
+    M2 = ImplicitManifold(lambda z: sphere_zeta(z).float())
+    with pytest.raises(TypeError, match="zeta must return a float64"):
+        M2.violation(np.ones(3))
+
+
+def test_a_path_far_from_every_code_is_flagged_not_converged():
+    """A learned zeta can have zeros away from the data; a path there is reported converged=False (off_codes)."""
+    a, b, u = _pair(60, 5)
+    th = math.radians(60)
+    near = np.array([sphere_exp(a, t * u) for t in np.linspace(0, th, 200)])  # codes along the arc
+    M = ImplicitManifold(sphere_zeta, codes=near)
+    M.geodesic(a, b, 8, init="linear", tol=1e-5, tol_constraint=1e-6)
+    assert M.last_info_["converged"] and not M.last_info_["off_codes"]
+    far = near[:20]  # codes only near the start: the nodes of the true geodesic are far from every code
+    M = ImplicitManifold(sphere_zeta, codes=far)
+    with pytest.warns(RuntimeWarning, match="off_codes_tol"):
+        M.geodesic(a, b, 8, init="linear", tol=1e-5, tol_constraint=1e-6)
+    assert M.last_info_["off_codes"] and M.last_info_["converged"] is False
+    assert ImplicitManifold(sphere_zeta, codes=far, off_codes_tol=None).geodesic(a, b, 8, init="linear") is not None
+    with pytest.raises(ValueError, match="off_codes_tol"):
+        ImplicitManifold(sphere_zeta, off_codes_tol=0)
+
+
+def test_geodesic_as_a_callable_of_time():
+    a, b, _ = _pair(70, 6)
+    nodes = S2.geodesic(a, b, 8)
+    f = S2.geodesic(a, b, 8, as_callable=True)
+    assert np.abs(f(np.linspace(0, 1, 9)) - nodes).max() < 1e-9
+    assert np.abs(f(0.5) - nodes[4]).max() < 1e-9 and f(0.0625).shape == (3,)
+    assert np.abs(f(0.0625) - (nodes[0] + nodes[1]) / 2).max() < 1e-9
+    fb = S2.geodesic(np.stack([a, b]), np.stack([b, a]), 8, as_callable=True)
+    assert fb(np.array([0.0, 1.0])).shape == (2, 2, 3) and np.abs(fb(1.0)[0] - b).max() < 1e-9
+    with pytest.raises(ValueError, match="t must be"):
+        f(1.5)
+    with pytest.raises(ValueError, match="as_callable"):
+        S2.geodesic(a, b, 8, as_callable="yes")
