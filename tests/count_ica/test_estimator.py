@@ -145,3 +145,81 @@ def test_check_estimator_passes():
     bad = [(r["check_name"], str(r["exception"])[:200]) for r in res if r["status"] == "failed"]
     assert not bad, bad
     assert len(res) > 40
+
+
+def _initial_model(X, init, seed=0):
+    """The model ``fit`` would start training from (the start ``CountICA._init_model`` builds)."""
+    import torch
+
+    m = CountICA(5, init=init, random_state=seed)
+    m._validate_params()
+    x, o, c = m._prepare(X, reset=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return m._init_model(x, o, c, seed)
+
+
+def test_the_random_start_is_small_random_and_not_fasticas_answer():
+    """init='random' starts where the paper's code does: W = 0.01 N(0, 1) (Gamma = W / ||W|| random directions), not
+    FastICA's answer (the referee's mutant, 'random' silently doing what 'fastica' does, must fail this test)."""
+    from icml26.count_ica.baselines import fastica_log
+    from icml26.count_ica.metrics import align_mixing
+    from icml26.count_ica.model import W_INIT_SCALE
+
+    X, _ = make_arpln_data(n=40, T=10, scenario="moderate", seed=0, design="notebook")
+    W = _initial_model(X, "random").W.detach().double().numpy()
+    assert W_INIT_SCALE == 0.01
+    assert 0.005 < W.std() < 0.02 and np.all(np.linalg.norm(W, axis=0) < 0.1)  # small: the paper's scale
+    ica = fastica_log(X, 5, random_state=0)
+    assert align_mixing(W, ica)[3].mean() < 0.8  # random directions: far from FastICA's columns
+    W1 = _initial_model(X, "random", seed=1).W.detach().double().numpy()
+    assert not np.allclose(W, W1)  # drawn from the seed
+    Wf = _initial_model(X, "fastica").W.detach().double().numpy()  # the test can tell the two starts apart
+    assert align_mixing(Wf, ica)[3].mean() > 0.99 and np.allclose(np.linalg.norm(Wf, axis=0), 1.0, atol=1e-5)
+
+
+def test_bad_inputs_after_fit_name_the_argument(fitted, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="covariates were given"):
+        fitted.transform(X, covariates=np.ones((30, 2)))
+    with pytest.raises(TypeError, match="viterbi"):
+        fitted.predict_regimes(X, viterbi="no")
+    with pytest.raises(ValueError, match="offsets"):
+        fitted.sample(n=4, T=3, offsets=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="covariates"):
+        fitted.sample(n=4, T=3, covariates=np.ones((4, 1)))
+    with pytest.raises(ValueError, match="covariates"):
+        fitted.sample(n=4, T=3, covariates=np.ones((3, 1)))
+    Xs, _, _ = fitted.sample(n=4, T=3, offsets=0.5, random_state=0)
+    assert Xs.shape == (4, 3, 6)
+    m = CountICA(2, max_epochs=2, random_state=0).fit(X, covariates=np.ones((30, 1)))
+    with pytest.raises(ValueError, match="covariates must be given"):
+        m.transform(X)
+    with pytest.raises(ValueError, match=r"covariates must have 1 column"):
+        m.transform(X, covariates=np.ones((30, 2)))
+    assert m.transform(X, covariates=np.ones((30, 1))).shape == (30, 8, 2)
+
+
+def test_baseline_and_metric_arguments_are_validated():
+    from icml26.count_ica.baselines import amuse_log, random_nonneg_mixing
+    from icml26.count_ica.metrics import mcc, sliced_wasserstein
+
+    X = np.ones((3, 5, 4))
+    for lag in (-1, 0, 1.5, True):
+        with pytest.raises(ValueError, match="lag"):
+            amuse_log(X, 2, lag=lag)
+    with pytest.raises(ValueError, match="n_projections"):
+        sliced_wasserstein(np.ones((3, 2)), np.ones((3, 2)), n_projections=0)
+    with pytest.raises(ValueError, match="same N"):
+        mcc(np.ones((4, 2)), np.ones((5, 2)))
+    assert np.all(random_nonneg_mixing(6, 3, seed=0) >= 0)
+
+
+def test_mcc_is_one_for_permuted_rescaled_sources_and_low_for_independent_ones():
+    from icml26.count_ica.metrics import mcc
+
+    rng = np.random.default_rng(0)
+    S = rng.standard_normal((500, 3))
+    E = S[:, [2, 0, 1]] * np.array([-2.0, 0.5, 3.0]) + 1.0
+    assert np.allclose(mcc(S, E), 1.0)
+    assert mcc(S, rng.standard_normal((500, 3))).mean() < 0.2

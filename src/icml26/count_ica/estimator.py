@@ -96,7 +96,9 @@ class CountICA(TransformerMixin, BaseEstimator):
     ``"zero"`` | ``"logsum"`` (``log(sum_j x_tj + 1)``) or an ``(n, T)`` array passed to ``fit``,
     ``fit_intercept`` (per-feature log-rate ``mu0``), ``encoder_hidden``,
     ``max_epochs``, ``lr``, ``weight_decay``, ``batch_size`` (``None`` = full batch), ``tol``, ``patience``,
-    ``l2_mixing``, ``init`` ``"random"`` | ``"pca"`` | ``"fastica"`` (FastICA on ``log(X + 0.5)``), ``dtype``,
+    ``l2_mixing``, ``init`` ``"random"`` (the paper's start: ``W = 0.01 N(0, 1)``, ``Gamma = W / ||W||`` random
+    directions; the small scale lets each Adam step turn ``Gamma`` far) | ``"pca"`` | ``"fastica"`` (FastICA on
+    ``log(X + 0.5)``, unit columns), ``dtype``,
     ``random_state`` (an int, a ``RandomState`` or ``None``: seeds a torch generator local to ``fit``; torch's
     global generator is left as it was), ``checkpoint_every``.
 
@@ -165,6 +167,18 @@ class CountICA(TransformerMixin, BaseEstimator):
         if isinstance(self.offsets, str) and self.offsets not in ("zero", "logsum", "given"):
             raise ValueError(f"offsets must be 'zero', 'logsum', 'given' or an (n, T) array, got {self.offsets!r}")
 
+    def _check_covariates(self, given: int | None) -> None:
+        """``covariates`` after ``fit`` must match what the model was fit with (none, or the same number)."""
+        want = self.model_.n_covariates
+        if given is None and want:
+            raise ValueError(f"covariates must be given: this CountICA was fit with {want} covariate(s)")
+        if given is not None and not want:
+            raise ValueError(
+                "covariates were given, but this CountICA was fit without covariates (they would be ignored)"
+            )
+        if given is not None and given != want:
+            raise ValueError(f"covariates must have {want} column(s) (as in fit), got {given}")
+
     @property
     def _torch_dtype(self):
         return torch.float64 if self.dtype == "float64" else torch.float32
@@ -190,6 +204,8 @@ class CountICA(TransformerMixin, BaseEstimator):
             c = np.asarray(covariates, dtype=np.float64)
             if c.ndim != 2 or c.shape[0] != n or not np.all(np.isfinite(c)):
                 raise ValueError(f"covariates must be a finite (n, n_covariates) array with n = {n}, got {c.shape}")
+        if not reset and hasattr(self, "model_"):
+            self._check_covariates(None if c is None else c.shape[1])
         dt = self._torch_dtype
         return (
             torch.as_tensor(A, dtype=dt),
@@ -375,6 +391,8 @@ class CountICA(TransformerMixin, BaseEstimator):
 
     def predict_regimes(self, X, *, viterbi: bool = True, offsets=None, covariates=None) -> np.ndarray:
         """Regime path ``(n, T, d)`` ints: the Viterbi path (``viterbi=True``) or the argmax of the marginals."""
+        if not isinstance(viterbi, (bool, np.bool_)):
+            raise TypeError(f"viterbi must be a bool, got {type(viterbi).__name__} {viterbi!r}")
         if not viterbi:
             return self.predict_proba_regimes(X, offsets=offsets, covariates=covariates).argmax(-1)
         L = self._regime_potentials(X, offsets, covariates).numpy()
@@ -386,6 +404,17 @@ class CountICA(TransformerMixin, BaseEstimator):
         regimes ``(n, T, d)``.  ``offsets``: a scalar or ``(n, T)`` array (default 0)."""
         self._check_fitted()
         n, T = _check_int("n", n, 1), _check_int("T", T, 1)
+        if offsets is not None:
+            o = np.asarray(offsets, dtype=float)
+            if not (o.ndim == 0 or o.shape == (n, T)) or not np.all(np.isfinite(o)):
+                raise ValueError(f"offsets must be a finite scalar or an (n, T) = {(n, T)} array, got shape {o.shape}")
+        if covariates is not None:
+            cv = np.asarray(covariates, dtype=float)
+            if cv.ndim != 2 or cv.shape[0] != n or not np.all(np.isfinite(cv)):
+                raise ValueError(f"covariates must be a finite (n, n_covariates) array with n = {n}, got {cv.shape}")
+            self._check_covariates(cv.shape[1])
+        elif getattr(self.model_, "n_covariates", 0):
+            self._check_covariates(None)
         rng = np.random.default_rng(random_state)
         U0 = _draw_cat(rng, np.broadcast_to(self.initial_, (n,) + self.initial_.shape))
         S, U = _simulate(
