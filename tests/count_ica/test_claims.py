@@ -12,8 +12,9 @@ from icml26.count_ica.experiment import EXPERIMENT, QUICK
 ARPLN = ("ar", "ar_iid", "ar_fastica", "ar_fastica_iid")
 
 
-def _records(n=5, base=0.6, gains=None, sw=None, acc=(0.95, 0.55), fastica_high=0.9, seed=0):
-    """``gains[arm]``: the arm's |cos| above the baselines'; ``sw[arm]``: its SW ratio; ``acc``: (C=2, C=1)."""
+def _records(n=5, base=0.6, gains=None, sw=None, acc=(0.95, 0.55), fastica_high=0.9, seed=0, nonneg=0.6):
+    """``gains[arm]``: the arm's |cos| above the baselines'; ``sw[arm]``: its SW ratio; ``acc``: (C=2, C=1);
+    ``nonneg``: the data-free rule's |cos| (random non-negative columns)."""
     gains = {"ar": 0.3, "ar_iid": 0.0, "ar_fastica": 0.3, "ar_fastica_iid": 0.0, **(gains or {})}
     sw = {"ar": 1.0, "ar_iid": 3.0, **(sw or {})}
     rng = np.random.default_rng(seed)
@@ -24,11 +25,13 @@ def _records(n=5, base=0.6, gains=None, sw=None, acc=(0.95, 0.55), fastica_high=
             f = list(b + 0.01 * rng.standard_normal(5))
             cos = {a: f for a in ("fastica", "fastica_default", "amuse", "pca")}
             cos["random"] = list(0.4 + 0.01 * rng.standard_normal(5))
+            cos["random_nonneg"] = list(nonneg + 0.01 * rng.standard_normal(5))
             for a in ARPLN:
                 g = gains[a] if sc == "moderate" else (0.0 if a == "ar" else -0.3)
                 cos[a] = [x + g + 0.01 * rng.standard_normal() for x in f]
             scen[sc] = {
                 "cos": cos,
+                "mcc": {a: [0.5] * 5 for a in cos},
                 "sw": {"ar": sw["ar"], "ar_iid": sw["ar_iid"], "truth": 1.0, "truth_params": 1.0},
                 "elbo": {a: [0.0, 1.0] for a in ARPLN},
                 "final_elbo": {a: 1.0 for a in ARPLN},
@@ -53,7 +56,7 @@ def _records(n=5, base=0.6, gains=None, sw=None, acc=(0.95, 0.55), fastica_high=
 
 
 def _judge(recs):
-    return judge_records(EXPERIMENT, QUICK, recs, list(range(100, 100 + len(recs)))).by_id()
+    return judge_records(EXPERIMENT, QUICK, recs, list(range(300, 300 + len(recs)))).by_id()
 
 
 def test_a_method_that_needs_its_mechanism_holds_with_every_control_rejecting():
@@ -100,6 +103,19 @@ def test_preconditions_gate_their_claims():
 
 def test_no_regime_or_moderate_scenario_drops_their_statements():
     recs = _records()
-    v = judge_records(EXPERIMENT, replace(QUICK, regime=False, scenarios=("high",)), recs, [100, 101, 102, 103, 104])
+    v = judge_records(EXPERIMENT, replace(QUICK, regime=False, scenarios=("high",)), recs, [300, 301, 302, 303, 304])
     ids = set(v.by_id())
     assert "regime_viterbi_accuracy" not in ids and "beats_ica_moderate" not in ids and "parity_high" in ids
+
+
+def test_the_data_free_rule_is_a_baseline_and_the_chance_level():
+    """A method that ties random non-negative columns has not shown its claim (the referee's break): with the rule at
+    the method's level, beats_ica_moderate and beats_chance_moderate do not hold, and FastICA well above the rule
+    means it is not degraded."""
+    v = _judge(_records(nonneg=0.9))
+    assert v["fastica_degraded_moderate"].verdict == HOLDS  # FastICA (.6) below the rule: degraded
+    assert v["beats_ica_moderate"].verdict == DOES_NOT_HOLD
+    assert v["beats_chance_moderate"].verdict == DOES_NOT_HOLD
+    v = _judge(_records(nonneg=0.4))  # FastICA .6 is .2 above the rule: not degraded, the claims are gated
+    assert v["fastica_degraded_moderate"].verdict == DOES_NOT_HOLD
+    assert v["beats_ica_moderate"].verdict == INCONCLUSIVE

@@ -46,6 +46,11 @@ def test_quick_preset_end_to_end(quick_run):
     assert by_id["beats_ica_moderate"]["test"]["min_effect"] == 0.08
     b = result["budgets"]
     assert b["ARPLN-ICA (random start)"]["budget"] == b["ARPLN-ICA without temporal prior"]["budget"]
+    assert b["ARPLN-ICA (random start)"]["configs"] == 2
+    assert "random non-negative columns (data-free) |cos| (moderate)" in {
+        x["name"] for x in by_id["beats_ica_moderate"]["baselines"]
+    }
+    assert "source_recovery_mcc" in result["tables"]
     for name in ("elbo_curve.png", "mixing_columns.png", "regime_paths.png", "report.md"):
         assert (run_dir / name).exists()
 
@@ -65,16 +70,28 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
     monkeypatch.setattr(experiment, "_fit", spy)
     cfg = replace(experiment.QUICK, n=20, T=6, n_ppc=20, n_projections=10, regime_n=20, fastica_restarts=1)
     experiment.measure(cfg, 0)
-    assert inits == [
-        ("random", True, 1),
-        ("random", False, 1),
-        ("fastica", True, 1),
-        ("fastica", False, 1),
-        ("random", True, 1),
-        ("random", False, 1),
-        ("random", True, 2),
-        ("random", True, 1),
-    ]
+    r = [("random", True, 1)] * cfg.method_restarts + [("random", False, 1)] * cfg.method_restarts
+    assert cfg.method_restarts == 2
+    assert inits == r + [("fastica", True, 1), ("fastica", False, 1)] + r + [("random", True, 2), ("random", True, 1)]
+
+
+def test_the_main_arm_is_the_best_of_its_random_starts_by_elbo(monkeypatch):
+    """_fit_best fits method_restarts random starts (seed, seed + 10000, ...) and keeps the highest final ELBO: the
+    label-free selection; the same applies to the no-temporal-prior control."""
+    from icml26.count_ica import experiment
+
+    seen = []
+
+    class Fake:
+        def __init__(self, s):
+            self.s = s
+
+        def score(self, X):
+            return {0: -5.0, 10_000: -1.0, 20_000: -3.0}[self.s]
+
+    monkeypatch.setattr(experiment, "_fit", lambda cfg, X, seed, **kw: seen.append(seed) or Fake(seed))
+    best = experiment._fit_best(replace(experiment.FULL, method_restarts=3), None, 0, temporal=False)
+    assert seen == [0, 10_000, 20_000] and best.s == 10_000
 
 
 def test_the_temporal_prior_removed_holds_the_ar_coefficient_at_zero():

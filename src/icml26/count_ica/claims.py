@@ -4,9 +4,14 @@ the per-seed records of :func:`icml26.count_ica.experiment.measure`.
 Control arms (measured in the same run, on the same seeds and data):
 
 - the temporal prior removed (``ar_iid``: the prior's AR coefficient held at 0, sources i.i.d. in time; everything
-  else identical, from the same random start) for the mixing-recovery, parity and posterior-predictive claims of the
-  main arm; the same removal applied to the FastICA-started refinement for that labelled arm's claim;
+  else identical, from the same random starts with the same ELBO selection) for the mixing-recovery, parity and
+  posterior-predictive claims of the main arm; the same removal applied to the FastICA-started refinement for that
+  labelled arm's claim;
 - the regime chain removed (one regime, ``C = 1``, a constant Viterbi path) for the S-regime claim.
+
+The chance level is the data-free rule, random non-negative columns (``random_nonneg``): it is a baseline of every
+mixing-recovery claim and the reference of ``fastica_degraded_moderate`` (the strongest simple alternative: a tuned
+ICA that ties a rule which looks at no data is degraded).  Random Gaussian directions are printed as the weak version.
 """
 
 from __future__ import annotations
@@ -27,8 +32,17 @@ ARMS = {
     "picard": "Picard",
     "amuse": "AMUSE",
     "pca": "PCA",
+    "random_nonneg": "random non-negative columns (data-free)",
     "random": "random directions",
 }
+
+
+def _mcc(records, sc: str, arm: str) -> list[float]:
+    return [float(np.mean(r["scenarios"][sc]["mcc"][arm])) for r in records]
+
+
+def _diff(records, sc: str, arm: str, ref: str) -> list[float]:
+    return [a - b for a, b in zip(_cos(records, sc, arm), _cos(records, sc, ref))]
 
 
 def _cos(records, sc: str, arm: str) -> list[float]:
@@ -40,7 +54,7 @@ def _ratio(records, sc: str, arm: str) -> list[float]:
 
 
 def _baselines(records, sc: str, with_picard: bool) -> dict:
-    arms = ["fastica", "amuse"] + (["picard"] if with_picard else [])
+    arms = ["fastica", "amuse"] + (["picard"] if with_picard else []) + ["random_nonneg"]
     return {f"{ARMS[a]} |cos| ({sc})": _cos(records, sc, a) for a in arms}
 
 
@@ -48,30 +62,49 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     seeds = report.seeds or list(range(len(records)))
     with_picard = all(r["picard"] for r in records)
     note = f"{cfg.max_epochs} epochs max (early stop tol {cfg.tol:g}, patience {cfg.patience}), lr {cfg.lr:g}"
-    report.set_tuning(ARMS["ar"], configs=1, steps=cfg.max_epochs, note=note + ", random start (the paper's)")
-    report.set_tuning(ARMS["ar_iid"], configs=1, steps=cfg.max_epochs, note=note + ", AR coefficient held at 0")
+    best = (
+        f"best of {cfg.method_restarts} random starts (W = 0.01 N(0,1), the paper's) by final ELBO, no labels; lr not "
+        "tuned (5e-3 kept from v1-v2)"
+    )
+    report.set_tuning(ARMS["ar"], configs=cfg.method_restarts, steps=cfg.max_epochs, note=f"{note}, {best}")
+    report.set_tuning(
+        ARMS["ar_iid"], configs=cfg.method_restarts, steps=cfg.max_epochs, note=f"{note}, {best}, AR coef held at 0"
+    )
     report.set_tuning(ARMS["ar_fastica"], configs=1, steps=cfg.max_epochs, note=note + ", started from FastICA")
     report.set_tuning(
         ARMS["fastica"],
         configs=6 * cfg.fastica_restarts,
         steps=cfg.ica_max_iter,
-        note=f"fun chosen on the dev seeds among logcosh/exp/cube x 1 or 10 restarts (-> {cfg.fastica_fun}); "
-        f"best of {cfg.fastica_restarts} restarts by negentropy, no labels",
+        note=f"fun chosen per scenario on the dev seeds among logcosh/exp/cube x 1 or 10 restarts (-> "
+        f"{dict(cfg.fastica_fun)}); best of {cfg.fastica_restarts} restarts by negentropy, no labels. The method's "
+        f"budget is {cfg.method_restarts} configs x {cfg.max_epochs} epochs: smaller (no lr grid, to keep the full "
+        "preset within its time)",
     )
     if with_picard:
         report.set_tuning(ARMS["picard"], configs=1, steps=cfg.ica_max_iter, note="python-picard defaults")
-    report.set_tuning(ARMS["amuse"], configs=1, steps=0, note=f"closed form, lag {cfg.amuse_lag}")
-    report.set_tuning("random", configs=1, steps=0, note="Gaussian random columns (chance)")
+    report.set_tuning(
+        ARMS["amuse"],
+        configs=5,
+        steps=0,
+        note=f"closed form; lag chosen on the dev seeds among 1-5 (-> {cfg.amuse_lag})",
+    )
+    report.set_tuning(
+        ARMS["random_nonneg"], configs=1, steps=0, note=f"|N(0,1)| columns, mean over {cfg.chance_draws} draws per seed"
+    )
+    report.set_tuning("random", configs=1, steps=0, note="Gaussian random columns (the weak chance level, printed)")
 
     has = set(cfg.scenarios)
     if "moderate" in has:
         report.add_claim(
             judge_threshold(
                 "fastica_degraded_moderate",
-                f"Moderate coherence: tuned FastICA on log(X + 0.5) is degraded, mean aligned |cos| <= "
-                f"{cfg.degraded_threshold:g}",
-                (f"{ARMS['fastica']} |cos| (moderate)", _cos(records, "moderate", "fastica")),
-                threshold=cfg.degraded_threshold,
+                "Moderate coherence: tuned FastICA on log(X + 0.5) is degraded to the data-free rule: its aligned "
+                f"|cos| exceeds that of random non-negative columns by <= {cfg.min_gain:g} (the claims' margin)",
+                (
+                    f"{ARMS['fastica']} |cos| - {ARMS['random_nonneg']} |cos| (moderate)",
+                    _diff(records, "moderate", "fastica", "random_nonneg"),
+                ),
+                threshold=cfg.min_gain,
                 sense="<=",
                 kind="precondition",
             )
@@ -93,8 +126,9 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         c = report.add_claim(
             judge_superiority(
                 "beats_ica_moderate",
-                f"Moderate coherence: ARPLN-ICA from a random start (the paper's) exceeds tuned FastICA, AMUSE and "
-                f"Picard on log counts in aligned |cos| by >= {cfg.min_gain:g} (one-sided paired test per seed)",
+                f"Moderate coherence: ARPLN-ICA from a random start (the paper's) exceeds tuned FastICA, AMUSE, "
+                f"Picard on log counts and the data-free rule (random non-negative columns) in aligned |cos| by >= "
+                f"{cfg.min_gain:g} (one-sided paired test per seed)",
                 (f"{ARMS['ar']} |cos| (moderate)", _cos(records, "moderate", "ar")),
                 base,
                 test=cfg.test,
@@ -117,7 +151,8 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 judge_superiority(
                     "refinement_beats_ica_moderate",
                     "Moderate coherence (labelled arm, NOT the paper's start): ARPLN-ICA started from FastICA's "
-                    f"answer exceeds tuned FastICA, AMUSE and Picard in aligned |cos| by >= {cfg.min_gain:g}",
+                    f"answer exceeds tuned FastICA, AMUSE, Picard and the data-free rule in aligned |cos| by >= "
+                    f"{cfg.min_gain:g}",
                     (f"{ARMS['ar_fastica']} |cos| (moderate)", _cos(records, "moderate", "ar_fastica")),
                     base,
                     test=cfg.test,
@@ -138,10 +173,10 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         c = report.add_claim(
             judge_superiority(
                 "beats_chance_moderate",
-                f"Moderate coherence: ARPLN-ICA (random start) exceeds random directions' aligned |cos| by >= "
-                f"{cfg.chance_gain:g}",
+                f"Moderate coherence: ARPLN-ICA (random start) exceeds the chance level, the data-free rule (random "
+                f"non-negative columns), in aligned |cos| by >= {cfg.chance_gain:g}",
                 (f"{ARMS['ar']} |cos| (moderate)", _cos(records, "moderate", "ar")),
-                {"random directions |cos| (moderate)": _cos(records, "moderate", "random")},
+                {f"{ARMS['random_nonneg']} |cos| (moderate)": _cos(records, "moderate", "random_nonneg")},
                 test=cfg.test,
                 alpha=cfg.alpha,
                 min_effect=cfg.chance_gain,
@@ -260,8 +295,11 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         for sc in cfg.scenarios
     }
     report.add_note(
-        "The main arm starts from a random mixing, as the paper's code does; the arm started from FastICA's own "
-        "answer is reported separately and labelled (it measures 'FastICA plus refinement', not the method)."
+        "The main arm starts from a random mixing as the paper's code does (W = 0.01 N(0, 1), Gamma = W / ||W||; "
+        "until v3 ours was W = N(0, 1), which stalled the fit in a poor optimum, referee issue 56), best of "
+        f"{cfg.method_restarts} starts by final ELBO; the arm started from FastICA's own answer is reported "
+        "separately and labelled (it measures 'FastICA plus refinement', not the method). The prior's initial "
+        "values (B = 0.5, psi = 1) are ours, not the paper's (B ~ 0.1 N, psi ~ 0.1 |N|)."
     )
     report.add_note(
         "Open (issue 56, deliverable 2): the posterior q(s) is factorised across components. At high coherence a "
@@ -272,7 +310,8 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     report.add_note(
         "The published baseline gap (Picard .33-.40, UwedgeICA .39-.46) is not reproduced: the released notebook "
         "scores the baselines against the low-excitation Gamma (see the spec). The |cos| metric is inflated for "
-        "coherent mixings; the chance arm is printed."
+        "mostly positive mixings: the chance level is the data-free rule (random non-negative columns), a baseline "
+        "of every mixing claim; the MCC of the sources, which this does not inflate, is tabled beside it."
     )
     if not with_picard:
         report.add_note("python-picard is not installed: the Picard arm was skipped (pip install python-picard).")
@@ -307,6 +346,21 @@ def _tables(cfg, records, report: Report, arms, seeds) -> None:
         f"Aligned |cos| (mean over components, then mean ± sd over {len(records)} seeds); n={cfg.n}, T={cfg.T}, "
         f"K={cfg.n_features}, d={cfg.n_components}.",
     )
+    if all("mcc" in r["scenarios"][sc] for r in records for sc in cfg.scenarios):
+        mrows = []
+        for sc in cfg.scenarios:
+            row = {"scenario": sc}
+            for a in arms:
+                if a in records[0]["scenarios"][sc]["mcc"]:
+                    row[ARMS[a]] = _ms(_mcc(records, sc, a))
+            mrows.append(row)
+        report.add_table(
+            "source_recovery_mcc",
+            mrows,
+            "MCC between true and estimated sources (|corr| after Hungarian matching, mean over components, then mean "
+            "± sd over seeds): posterior means for the ARPLN arms, pinv(mixing) applied to the centred log(X + 0.5) "
+            "for the linear baselines and the data-free rules. Positive loadings do not inflate it.",
+        )
     diag = []
     for sc in cfg.scenarios:
         for v in records[0]["scenarios"][sc]["elbo"]:

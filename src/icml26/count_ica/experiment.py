@@ -4,19 +4,26 @@ and AMUSE on log counts, and its control arms.
 Per seed and scenario (``moderate``, ``high`` coherence; the paper notebook's realised dynamics and mixing, source
 paths and counts drawn from the seed) every arm sees the same counts:
 
-- ``ar``: the method, started from a random mixing (the paper's start; the main arm);
-- ``ar_iid``: the same, with the temporal prior removed (the prior's AR coefficient held at 0, sources i.i.d. in
-  time): the control arm of every mixing-recovery and posterior-predictive claim;
+- ``ar``: the method, started from a random mixing as the paper's code starts it (``W = 0.01 N(0, 1)``,
+  ``Gamma = W / ||W||``), best of ``method_restarts`` random starts by the final ELBO (label-free; the main arm);
+- ``ar_iid``: the same (same starts, same ELBO selection), with the temporal prior removed (the prior's AR
+  coefficient held at 0, sources i.i.d. in time): the control arm of every mixing-recovery and posterior-predictive
+  claim;
 - ``ar_fastica`` / ``ar_fastica_iid`` (moderate only): the labelled "FastICA + ARPLN refinement" arm, started from
   FastICA's answer, and the same refinement without the temporal prior (its control);
-- baselines on ``log(X + 0.5)``: FastICA tuned (``fastica_fun`` chosen on the dev seeds, best of
+- baselines on ``log(X + 0.5)``: FastICA tuned (``fastica_fun`` chosen per scenario on the dev seeds, best of
   ``fastica_restarts`` restarts by FastICA's own negentropy contrast, no labels), FastICA with sklearn's defaults
-  (reported only), Picard, AMUSE (second-order temporal ICA), PCA and random directions (chance).
+  (reported only), Picard, AMUSE (second-order temporal ICA, ``amuse_lag`` chosen on the dev seeds), PCA;
+- the data-free rule (``random_nonneg``): random non-negative columns ``|N(0, 1)|``, mean over ``chance_draws``
+  draws per seed, which looks at no data and scores high because the true columns are mostly positive: the chance
+  level the claims use; random Gaussian directions (``random``) are the weak chance level, printed only.
 
 Our extension ``S-regime`` (``C = 2`` sticky regimes shifting each source's AR bias): Viterbi accuracy of the
 ``C = 2`` model and of the same model with the regime chain removed (``C = 1``: one regime, a constant path).
 Metric: aligned ``|cos|`` between true and estimated mixing columns, averaged over components per seed (the seed is
-the unit).  The evidence is judged in :mod:`.claims`.
+the unit).  Reported beside it: the MCC between the true sources and each arm's sources (posterior means for ARPLN
+arms, the unmixed centred log counts for the linear baselines), which positive loadings do not inflate.  The evidence
+is judged in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -27,11 +34,21 @@ import numpy as np
 
 from icml26.core import Experiment, register
 
-from .baselines import amuse_log, fastica_log, fastica_restarts, pca_log, picard_available, picard_log, random_mixing
+from .baselines import (
+    amuse_log,
+    fastica_log,
+    fastica_restarts,
+    log_rows,
+    pca_log,
+    picard_available,
+    picard_log,
+    random_mixing,
+    random_nonneg_mixing,
+)
 from .claims import ARMS, judge
 from .data import make_arpln_data
 from .estimator import CountICA, regime_marginals
-from .metrics import align_mixing, regime_accuracy, sliced_wasserstein, standardized_log_counts
+from .metrics import align_mixing, mcc, regime_accuracy, sliced_wasserstein, standardized_log_counts
 from .model import ARPLNICA
 
 __all__ = ["Config", "FULL", "QUICK", "ARMS", "measure", "truth_model", "EXPERIMENT", "TUNING"]
@@ -40,7 +57,7 @@ __all__ = ["Config", "FULL", "QUICK", "ARMS", "measure", "truth_model", "EXPERIM
 @dataclass(frozen=True)
 class Config:
     """Sizes, the estimator's settings (identical for every ARPLN arm), the baselines' tuning and the claims'
-    thresholds.  ``fastica_fun`` was chosen on the dev seeds (see :data:`TUNING`)."""
+    thresholds.  ``fastica_fun`` (per scenario) and ``amuse_lag`` were chosen on the dev seeds (see :data:`TUNING`)."""
 
     scenarios: tuple[str, ...] = ("moderate", "high")
     n: int = 150
@@ -52,15 +69,17 @@ class Config:
     # estimator (identical for every ARPLN arm)
     max_epochs: int = 400
     lr: float = 5e-3
+    method_restarts: int = 2  # random starts per ARPLN arm from a random start, the best by final ELBO (label-free)
     encoder_hidden: int = 32
     tol: float = 1e-5
     patience: int = 30
     fastica_init_scenarios: tuple[str, ...] = ("moderate",)  # where the labelled FastICA-started arm is fitted
     # baselines
     ica_max_iter: int = 1000
-    fastica_fun: str = "cube"  # dev seeds 0-4: mean |cos| over both scenarios, cube .778 > logcosh .777 > exp .754
+    fastica_fun: tuple[tuple[str, str], ...] = (("moderate", "exp"), ("high", "cube"))  # per scenario, dev seeds
     fastica_restarts: int = 10
-    amuse_lag: int = 1
+    amuse_lag: int = 1  # dev seeds 0-4 and 100-104: lag 1 best pooled over both scenarios (see TUNING)
+    chance_draws: int = 20  # draws of the data-free rule (random non-negative columns) per seed and scenario
     # posterior predictive
     n_ppc: int = 500
     n_projections: int = 500
@@ -74,7 +93,7 @@ class Config:
     # claims
     degraded_threshold: float = 0.85
     min_gain: float = 0.08
-    chance_gain: float = 0.3
+    chance_gain: float = 0.08  # over the data-free rule (was 0.3 over Gaussian directions until v3; see TUNING)
     parity_margin: float = 0.02
     sw_ratio: float = 1.5
     regime_threshold: float = 0.8
@@ -83,7 +102,14 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(n=60, T=12, max_epochs=100, n_ppc=200, n_projections=200, regime_n=50, fastica_restarts=3)
+QUICK = Config(n=60, T=12, max_epochs=60, n_ppc=200, n_projections=200, regime_n=50, fastica_restarts=3, chance_draws=5)
+
+
+def _fun(cfg: Config, sc: str) -> str:
+    funs = dict(cfg.fastica_fun)
+    if sc not in funs:
+        raise ValueError(f"fastica_fun must name a FastICA fun for scenario {sc!r}, got {cfg.fastica_fun!r}")
+    return funs[sc]
 
 
 def _fit(cfg: Config, X, seed: int, *, init: str = "random", temporal: bool = True, n_regimes: int = 1) -> CountICA:
@@ -99,6 +125,19 @@ def _fit(cfg: Config, X, seed: int, *, init: str = "random", temporal: bool = Tr
         patience=cfg.patience,
         random_state=seed,
     ).fit(X)
+
+
+def _fit_best(cfg: Config, X, seed: int, **kw) -> CountICA:
+    """The best of ``cfg.method_restarts`` fits from random starts (``random_state = seed + 10000 r``; ``r = 0`` is
+    ``seed`` itself) by the final ELBO per sequence: a label-free selection, as FastICA's restarts by negentropy."""
+    fits = [_fit(cfg, X, seed + 10_000 * r, **kw) for r in range(cfg.method_restarts)]
+    return max(fits, key=lambda m: m.score(X))
+
+
+def _linear_sources(X, mixing: np.ndarray) -> np.ndarray:
+    """Sources of a linear baseline: ``pinv(mixing)`` applied to the centred ``log(X + 0.5)`` rows, ``(n T, d)``."""
+    Z = log_rows(X)
+    return (Z - Z.mean(0)) @ np.linalg.pinv(mixing).T
 
 
 def _curve(h: np.ndarray, k: int = 60) -> list[float]:
@@ -118,7 +157,7 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     d, K = cfg.n_components, cfg.n_features
     est = {
         "fastica": fastica_restarts(
-            X, d, fun=cfg.fastica_fun, restarts=cfg.fastica_restarts, max_iter=cfg.ica_max_iter, random_state=seed
+            X, d, fun=_fun(cfg, sc), restarts=cfg.fastica_restarts, max_iter=cfg.ica_max_iter, random_state=seed
         ),
         "fastica_default": fastica_log(X, d, max_iter=cfg.ica_max_iter, random_state=seed),
         "amuse": amuse_log(X, d, lag=cfg.amuse_lag),
@@ -127,7 +166,7 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     }
     if with_picard:
         est["picard"] = picard_log(X, d, max_iter=cfg.ica_max_iter, random_state=seed)
-    models = {"ar": _fit(cfg, X, seed), "ar_iid": _fit(cfg, X, seed, temporal=False)}
+    models = {"ar": _fit_best(cfg, X, seed), "ar_iid": _fit_best(cfg, X, seed, temporal=False)}
     if sc in cfg.fastica_init_scenarios:
         models["ar_fastica"] = _fit(cfg, X, seed, init="fastica")
         models["ar_fastica_iid"] = _fit(cfg, X, seed, init="fastica", temporal=False)
@@ -139,6 +178,14 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
         out["epochs"][v] = int(m.n_iter_)
         out["ar_coef"][v] = m.ar_coef_[:, 0].tolist()
     out["cos"] = {a: align_mixing(E, G)[3].tolist() for a, E in est.items()}
+    S_true = truth.sources.reshape(-1, d)
+    out["mcc"] = {a: mcc(S_true, _linear_sources(X, E)).tolist() for a, E in est.items() if a not in models}
+    for v, m in models.items():
+        out["mcc"][v] = mcc(S_true, m.transform(X).reshape(-1, d)).tolist()
+    # the data-free rule: mean over draws of each component's aligned |cos| (and MCC)
+    draws = [random_nonneg_mixing(K, d, seed=[seed, 1, r]) for r in range(cfg.chance_draws)]
+    out["cos"]["random_nonneg"] = np.mean([align_mixing(E, G)[3] for E in draws], 0).tolist()
+    out["mcc"]["random_nonneg"] = np.mean([mcc(S_true, _linear_sources(X, E)) for E in draws], 0).tolist()
     out["true_mixing"], out["ar_mixing_aligned"] = G.tolist(), align_mixing(est["ar"], G)[0].tolist()
     out["true_ar_coef"] = truth.ar_coef[:, 0].tolist()
     ref = truth.sample(cfg.n_ppc, seed=seed + 10_000)
@@ -247,7 +294,9 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
     return out
 
 
-DEV = tuple(range(5))  # the seeds of every earlier reference run (reported until v3): now design seeds only
+# design seeds only: 0-4 (reported until v2) and 100-104 (reported in v3, then probed by the referee)
+DEV = tuple(range(5)) + tuple(range(100, 105))
+SEEDS_0_4, REPORTED_V3 = list(range(5)), list(range(100, 105))
 TUNING = (
     dict(
         variant="v1-v2 design (before v3): more than 12 variants of the estimator (lr, epochs, init random/pca/"
@@ -261,7 +310,7 @@ TUNING = (
     dict(
         variant="v2 data knob: the high-coherence scenario's offset 0.7 -> 1.5 (the moderate one's) to make "
         "fastica_fine_high hold",
-        seeds=list(DEV),
+        seeds=SEEDS_0_4,
         outcome="default FastICA ~0.85 -> ~0.88 at high coherence; kept (the notebook's Gamma, our offset)",
     ),
     dict(
@@ -274,7 +323,7 @@ TUNING = (
     dict(
         variant="v3 FastICA tuning: fun in {logcosh, exp, cube} x {1 run, best of 10 restarts by negentropy}; "
         "Picard, AMUSE (lag 1) alongside",
-        seeds=list(DEV),
+        seeds=SEEDS_0_4,
         outcome="mean |cos| moderate / high: logcosh x1 .669/.883, x10 .671/.882; exp x1 .675/.839, x10 .675/.833; "
         "cube x1 .645/.908, x10 .647/.908; Picard .669/.879; AMUSE .722/.761 -> fastica_fun='cube' with 10 restarts "
         "(best mean over both scenarios, .778 vs logcosh .777: a near tie)",
@@ -284,8 +333,64 @@ TUNING = (
         "1e8-1e12 (a B = 0.97 source with bias +-1 around 0.86) and the randomly started fit breaks down (NaN, "
         "Cholesky failure on dev seed 4); draws 0-11 scanned on the data only (max count, separated components), "
         "no fit: 5 is the first with max count < 1e4 and all 5 components separated",
-        seeds=list(DEV),
+        seeds=SEEDS_0_4,
         outcome="max count 1.6e3 over dev seeds 0-4; the one full dev run before this change crashed at seed 4",
+    ),
+    dict(
+        variant="v2 encoder variants (docs 'Tried and not kept'), moderate / high, seed 0 unless noted: exact Kalman "
+        "smoother baseline; the same with conditional variances (seed 1); least-squares baseline without Kalman step "
+        "(seed 1); correction in standard-error units; stop-gradient through the baseline; no intercept with known "
+        "offsets; lr 1e-2; lr 2e-3 x 1500 epochs; mini-batches of 50; float64, random init, hidden 64 (intermediate "
+        "code versions)",
+        seeds=[0, 1],
+        outcome=".733/.665; .839/.665; .826/.620; .827/.663; .494 (moderate); .654 (high); .693; .698; .796; "
+        ".732, .549, .826 -> none kept; the weighted least-squares baseline with a zero-initialised head kept",
+    ),
+    dict(
+        variant="v3 referee probes (issue 56), seeds 100-104 (the v3 reported seeds, dev seeds since): main arm "
+        "from W = 0.01 randn (the paper's start) vs W = randn; the same without the temporal prior; the paper's "
+        "schedule (lr 1.5e-3, 600 epochs); init='pca'; the data-free rule (random non-negative columns, 20 draws); "
+        "AMUSE lags 1/2/3/5",
+        seeds=REPORTED_V3,
+        outcome="moderate |cos|: W = randn .500, W = 0.01 randn .739 (ELBO -921..-926 vs -1029..-1086), without "
+        "temporal prior .777; paper schedule .761 (3 seeds); pca .83/.80 (2 seeds); data-free rule .688 (high .754); "
+        "AMUSE lags .699/.682/.715/.696",
+    ),
+    dict(
+        variant="v3b: the main arm's start W = randn -> W = 0.01 randn (the paper's code, the referee's finding), "
+        "nothing else changed; 2 random starts per seed (random_state seed, seed + 10000), with and without the "
+        "temporal prior, both scenarios",
+        seeds=[0, 1, 2],
+        outcome="moderate |cos| start 1 / start 2 / best-ELBO: .818/.707/.818, .654/.755/.755, .676/.786/.786 "
+        "(mean of the first .716, ELBO-selected .786); without temporal prior first .796, ELBO-selected .744 (its "
+        "ELBOs differ by < 0.6 nats); high: first .646, selected .612; without prior first .628, selected .628. ~11 s "
+        "per fit -> method_restarts = 2 (12 fits per seed, ~12 minutes for the full preset); no lr grid (time)",
+    ),
+    dict(
+        variant="v3b AMUSE lag 1-5 on seeds 0-4 and 100-104 (our amuse_log; the referee's probe gave other numbers "
+        "on 100-104, listed above); the data-free rule on 0-4",
+        seeds=SEEDS_0_4 + REPORTED_V3,
+        outcome="AMUSE moderate lags 1-5 on 0-4 .722/.690/.660/.695/.683, on 100-104 .687/.699/.682/.689/.659; high "
+        "on 0-4 .761/.747/.726/.721/.718, on 100-104 .754/.721/.715/.690/.697 -> lag 1 (best pooled over the 10 dev "
+        "seeds in both scenarios); data-free rule on 0-4: moderate .695, high .765",
+    ),
+    dict(
+        variant="v3b FastICA fun per scenario (it was chosen on the mean over both scenarios: cube, below sklearn's "
+        "default at moderate): from the v3 sweep on seeds 0-4 above, the best fun x 10 restarts per scenario; "
+        "checked on 100-104",
+        seeds=SEEDS_0_4 + REPORTED_V3,
+        outcome="moderate: exp .675 (logcosh .671, cube .647); high: cube .908 -> fastica_fun moderate 'exp', high "
+        "'cube'. On 100-104 (x 10 restarts) moderate logcosh/exp/cube .675/.681/.661, high .872/.821/.897: the same "
+        "choice",
+    ),
+    dict(
+        variant="v3b claim and precondition restated after the referee's numbers (no fit): the data-free rule is a "
+        "baseline of beats_ica_moderate / refinement_beats_ica_moderate and the chance arm of beats_chance_moderate "
+        "(margin 0.3 over Gaussian directions -> 0.08 over the data-free rule, the claims' margin: .69 + 0.3 is out "
+        "of reach of any method); fastica_degraded_moderate: tuned FastICA <= 0.85 absolute -> FastICA minus the "
+        "data-free rule <= 0.08 (degraded to a rule that looks at no data)",
+        seeds=REPORTED_V3,
+        outcome="fixed before any run on the reported seeds 300-304",
     ),
 )
 
@@ -294,7 +399,7 @@ EXPERIMENT = register(
     Experiment(
         slug="count_ica",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (100, 101, 102), "full": (100, 101, 102, 103, 104)},
+        seeds={"quick": (300, 301, 302), "full": (300, 301, 302, 303, 304)},
         measure=measure,
         judge=judge,
         threads=1,

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["align_mixing", "sliced_wasserstein", "regime_accuracy", "standardized_log_counts"]
+__all__ = ["align_mixing", "mcc", "sliced_wasserstein", "regime_accuracy", "standardized_log_counts"]
 
 
 def align_mixing(estimated, true) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -32,6 +32,25 @@ def align_mixing(estimated, true) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return En[:, perm] * sign, perm, sign, np.abs(c)
 
 
+def mcc(true_sources, estimated_sources) -> np.ndarray:
+    """Mean correlation coefficient's terms: ``|corr(s_i, s_hat_perm[i])|`` per true source ``i`` (rows are samples,
+    ``(N, d_true)`` and ``(N, d_est)``), ``perm`` maximising their sum (Hungarian).  The MCC is their mean.  Unlike
+    the ``|cos|`` of mixing columns it is not inflated when the true and estimated loadings are all positive."""
+    S, E = np.asarray(true_sources, dtype=float), np.asarray(estimated_sources, dtype=float)
+    if S.ndim != 2 or E.ndim != 2 or S.shape[0] != E.shape[0]:
+        raise ValueError(
+            f"true_sources and estimated_sources must be (N, d) arrays with the same N, got {S.shape} and {E.shape}"
+        )
+    if E.shape[1] < S.shape[1]:
+        raise ValueError(f"estimated_sources must have at least {S.shape[1]} columns, got {E.shape[1]}")
+    Sc, Ec = S - S.mean(0), E - E.mean(0)
+    Sc /= np.maximum(np.linalg.norm(Sc, axis=0), 1e-300)
+    Ec /= np.maximum(np.linalg.norm(Ec, axis=0), 1e-300)
+    C = np.abs(Sc.T @ Ec)
+    rows, cols = linear_sum_assignment(-C)
+    return C[rows, cols][np.argsort(rows)]
+
+
 def standardized_log_counts(X, ref=None) -> np.ndarray:
     """``log(1 + X)`` flattened to ``(n, T K)`` and standardised with the mean/sd of ``ref`` (default ``X``)."""
     Z = np.log1p(np.asarray(X, dtype=float)).reshape(len(X), -1)
@@ -43,6 +62,8 @@ def sliced_wasserstein(A, B, n_projections: int = 1000, seed: int = 0) -> float:
     """Sliced 2-Wasserstein distance ``(E_theta W_2^2(theta.A, theta.B))^(1/2)`` over uniform directions on the
     sphere (same estimator as POT's ``sliced_wasserstein_distance`` with ``p = 2`` and uniform weights); 1-D
     distances between empirical quantile functions, so unequal sizes are allowed."""
+    if isinstance(n_projections, bool) or not isinstance(n_projections, (int, np.integer)) or n_projections < 1:
+        raise ValueError(f"n_projections must be an integer >= 1, got {n_projections!r}")
     A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
         raise ValueError(f"A and B must be (n, p) arrays with the same p, got {A.shape} and {B.shape}")
