@@ -179,4 +179,11 @@ TUNING = (
         seeds=[],
         outcome="see the reference run",
     ),
+    dict(
+        variant="v3c full preset, --dev (the design above, nothing changed after it)",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="146 s for 5 seeds; claims 3/12 hold (beats_knn_s2 and both exp claims), controls reject 10/21, checks "
+        "6/6, preconditions 5/5; beats_half_linear_s2 / length_error_s2 inconclusive (the tuned kNN path passes), "
+        "beats_knn_s2r8 and length_error_s2r8 do not hold",
+    ),
 )
