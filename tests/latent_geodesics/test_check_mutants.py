@@ -81,3 +81,18 @@ def test_each_check_fails_under_a_mutant_of_the_code_it_guards(check):
     assert checks[check].test["n_violations"] > 0
     assert (ImplicitManifold._solve, ImplicitManifold._log_from_path) == (_solve, _log)  # the originals are back
     assert (ImplicitManifold._normal_step, ImplicitManifold._geodesic_one) == (_step, _one)
+
+
+_exp_path = ImplicitManifold.exp_path
+
+
+def _v2_exp(self, tangent_vec, base_point, n_steps=16, **kw):  # the v2 exp: the multiplier over all of Dzeta^T
+    return _exp_path(self, tangent_vec, base_point, n_steps, **{**kw, "multiplier": "full"})
+
+
+def test_exp_matches_sphere_fails_under_the_v2_exp():
+    """v3b referee: with the tolerance 0.01 the check passed the v2 exp (3.5e-3); at 2.5e-3 it guards the v3 change."""
+    with np.errstate(all="ignore"), mutant(M + "exp_path", _v2_exp):
+        checks = _checks()
+    assert checks["exp_matches_sphere"].verdict == DOES_NOT_HOLD, checks["exp_matches_sphere"].test
+    assert ImplicitManifold.exp_path is _exp_path

@@ -202,13 +202,49 @@ def test_bad_inputs():
         S2.geodesic(a, b, 4, spacing_tol=0)
     with pytest.raises(ValueError, match="rank_tol"):
         ImplicitManifold(sphere_zeta, rank_tol=1.5)
+    with pytest.raises(ValueError, match="dim must be <= the codes' latent dimension 3"):
+        ImplicitManifold(sphere_zeta, codes=np.eye(3), dim=5)
+    with pytest.raises(ValueError, match="max_outer"):
+        S2.geodesic(a, b, 4, max_outer=0)
+    with pytest.raises(ValueError, match="endpoint_tol"):
+        ImplicitManifold(sphere_zeta, endpoint_tol=0)
+    with pytest.raises(ValueError, match="endpoint_tol"):
+        ImplicitManifold(sphere_zeta, endpoint_tol="huge")
 
 
 def test_off_manifold_endpoint_is_projected():
     a, b, _ = _pair(60)
-    p = S2.geodesic(1.3 * a, b, 4)
+    with pytest.warns(RuntimeWarning, match="initial_point is off the manifold"):
+        p = S2.geodesic(1.3 * a, b, 4)
     assert abs(np.linalg.norm(p[0]) - 1) < 1e-5 and np.abs(p[0] - a).max() < 1e-4
     assert S2.last_info_["projected_endpoints"] == ["initial_point"]
+    assert abs(S2.last_info_["endpoint_shift"][0] - 0.3) < 1e-4
+
+
+def test_endpoint_tol_auto_scales_with_the_codes():
+    """v3b referee: an absolute endpoint_tol = 0.05 silently moved code endpoints whose |zeta| is about 0.1 (a learned
+    zeta on codes of radius 5).  "auto" is the largest |zeta| over the codes: a code stays where it is, with no
+    warning; a point farther off than every code is projected with a warning; an explicit 0.05 still moves it."""
+    import warnings
+
+    R = 3.0
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(200, 3))
+    Z = R * Z / np.linalg.norm(Z, axis=1, keepdims=True) * (1 + 0.01 * rng.normal(size=(200, 1)))
+    zeta = lambda z: sphere_zeta(z, radius=R)  # noqa: E731  (|zeta| on the codes about 2 R^2 0.01 = 0.18)
+    M = ImplicitManifold(zeta, codes=Z)
+    assert M.endpoint_tolerance() == pytest.approx(M.violation(Z).max()) and M.endpoint_tolerance() > 0.05
+    i, j = int(np.argmax(M.violation(Z))), 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: the codes are kept
+        p = M.geodesic(Z[i], Z[j], 4, init="linear")
+    assert np.array_equal(p[0], Z[i]) and np.array_equal(p[-1], Z[j])
+    assert "projected_endpoints" not in M.last_info_
+    with pytest.warns(RuntimeWarning, match="endpoint_tol"):
+        M.geodesic(1.2 * Z[i], Z[j], 4, init="linear")
+    assert M.last_info_["projected_endpoints"] == ["initial_point"]
+    with pytest.warns(RuntimeWarning, match="endpoint_tol = 0.05"):
+        ImplicitManifold(zeta, codes=Z, endpoint_tol=0.05).geodesic(Z[i], Z[j], 4, init="linear")
 
 
 def _plane_in_r8(scale_last: float):

@@ -16,13 +16,19 @@ with ``W`` a local approximation of the squared Riemannian distance: ``|z_k - z_
   ``tolC <- tolC / mu^0.9``, ``gtol <- gtol / mu``; else ``mu <- alpha mu``, ``gtol = 1/mu``,
   ``tolC = mu^-0.1``.  Stops when ``max|grad L_A| < tol`` and ``||zeta(interior nodes)|| < tol_constraint``,
   or ``mu >= max_mu``, or after ``max_outer`` outer iterations.
-* **Discrete exponential map** (shooting): ``v <- v / K``; ``z_1`` from ``z_0 + v`` (``first_step``), then for
-  ``k >= 1`` solve for ``(z_{k+1}, lambda)`` the discrete Euler-Lagrange system
+* **Discrete exponential map** (shooting): ``v <- v / K``; a midpoint first step (``z_0`` is the midpoint of a
+  virtual ``z_{-1} = z_0 - v/K`` and ``z_1``), then for ``k >= 1`` solve for ``(z_{k+1}, lambda)`` the discrete
+  Euler-Lagrange system
 
-      d_2 W(z_{k-1}, z_k) + d_1 W(z_k, z_{k+1}) - Dzeta(z_k)^T lambda = 0,     zeta(z_{k+1}) = 0
+      d_2 W(z_{k-1}, z_k) + d_1 W(z_k, z_{k+1}) - N_k lambda = 0,     N(z_{k+1})^T zeta(z_{k+1}) = 0
 
-  as the least-squares problem ``min 1/2 |EL|^2 + c/2 |zeta(z_{k+1})|^2`` (BFGS).
-* **Discrete logarithm**: ``K (z_1 - z_0)`` of the discrete geodesic from ``z_a`` to ``z_b``.
+  with the multiplier restricted to the normal space ``N_k`` of ``Dzeta(z_k)`` (rank ``l - dim``, or by
+  ``rank_tol``): Newton for the Euclidean metric, BFGS otherwise.  ``multiplier="full"`` keeps the v2 scheme
+  (the multiplier over all of ``Dzeta^T``, least squares ``min 1/2 |EL|^2 + c/2 |zeta(z_{k+1})|^2`` by BFGS, a
+  nearest-point first step) as a control: on a learned ``zeta`` it accumulates the projector's tangential bias.
+* **Discrete logarithm**: the tangent part of the first chord ``z_1 - z_0`` of the discrete geodesic from ``z_a``
+  to ``z_b``, scaled to the discrete length ``L`` (the chord ``K (z_1 - z_0)`` itself has a normal part of about
+  ``theta^2 / (2K)``).
 """
 
 from __future__ import annotations
@@ -125,8 +131,13 @@ class ImplicitManifold:
     violation level of a learned ``zeta``; ``1e-6`` without codes).
 
     Endpoints: a point with ``|zeta(z)| > endpoint_tol`` is off the manifold; ``off_manifold="project"``
-    (default) replaces it by its nearest point on the zero set (:meth:`project`, recorded in ``last_info_``),
-    ``"raise"`` raises ``ValueError``.
+    (default) replaces it by its nearest point on the zero set (:meth:`project`) with a ``RuntimeWarning`` and
+    records it in ``last_info_`` (``"projected_endpoints"``, ``"endpoint_shift"``); ``"raise"`` raises
+    ``ValueError``.  ``endpoint_tol="auto"`` (default) is scale-aware: the largest ``|zeta|`` over the ``codes``
+    (a code, or a point no farther off than the worst code, is on the learned manifold and stays where it is;
+    a learned ``zeta`` on codes of radius 5 has ``|zeta|`` about 0.1, far above any fixed tolerance), ``1e-6``
+    without codes (an exact constraint).  ``dim`` (the intrinsic dimension, used by the exp map and log) must not
+    exceed the codes' dimension.
     """
 
     def __init__(
@@ -134,7 +145,7 @@ class ImplicitManifold:
         zeta: Zeta,
         metric: EuclideanMetric | PullbackMetric | None = None,
         codes=None,
-        endpoint_tol: float = 0.05,
+        endpoint_tol: float | str = "auto",
         off_manifold: str = "project",
         knn: int = 10,
         rank_tol: float = 0.5,
@@ -148,12 +159,16 @@ class ImplicitManifold:
             raise TypeError(f"metric must provide sqdist(a, b) (EuclideanMetric or PullbackMetric), got {metric!r}")
         if off_manifold not in ("project", "raise"):
             raise ValueError(f"off_manifold must be 'project' or 'raise', got {off_manifold!r}")
-        if not endpoint_tol > 0:
-            raise ValueError(f"endpoint_tol must be > 0, got {endpoint_tol!r}")
+        if not (
+            endpoint_tol == "auto"
+            or (isinstance(endpoint_tol, (int, float)) and not isinstance(endpoint_tol, bool) and endpoint_tol > 0)
+        ):
+            raise ValueError(f"endpoint_tol must be 'auto' or a float > 0, got {endpoint_tol!r}")
         if isinstance(knn, bool) or not isinstance(knn, int) or knn < 1:
             raise ValueError(f"knn must be an integer >= 1, got {knn!r}")
         self.zeta, self.metric = zeta, metric
-        self.endpoint_tol, self.off_manifold, self.knn = float(endpoint_tol), off_manifold, knn
+        self.endpoint_tol = endpoint_tol if endpoint_tol == "auto" else float(endpoint_tol)
+        self.off_manifold, self.knn = off_manifold, knn
         if isinstance(rank_tol, bool) or not (isinstance(rank_tol, (int, float)) and 0 < rank_tol < 1):
             raise ValueError(f"rank_tol must be a float in (0, 1), got {rank_tol!r}")
         if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 0):
@@ -172,6 +187,12 @@ class ImplicitManifold:
             if c.ndim != 2 or c.shape[0] < 2 or not np.all(np.isfinite(c)):
                 raise ValueError(f"codes must be a finite (n, latent_dim) array with n >= 2, got shape {c.shape}")
             self.codes = c.astype(np.float64)
+            if self.dim is not None and self.dim > c.shape[1]:
+                raise ValueError(
+                    f"dim must be <= the codes' latent dimension {c.shape[1]} (the manifold's intrinsic dimension), "
+                    f"got {self.dim}"
+                )
+        self._endpoint_tol_auto: float | None = None
         self.last_info_: dict = {}
 
     # -- helpers -------------------------------------------------------------------------------------------
@@ -203,17 +224,36 @@ class ImplicitManifold:
             return 1e-6
         return max(1e-6, 2.0 * math.sqrt(n_nodes) * float(self.violation(self.codes).mean()))
 
+    def endpoint_tolerance(self) -> float:
+        """The ``|zeta|`` above which an endpoint is off the manifold: ``endpoint_tol``, or for ``"auto"`` the largest
+        ``|zeta(codes)|`` (``1e-6`` without codes)."""
+        if self.endpoint_tol != "auto":
+            return float(self.endpoint_tol)
+        if self._endpoint_tol_auto is None:
+            self._endpoint_tol_auto = 1e-6 if self.codes is None else max(1e-6, float(self.violation(self.codes).max()))
+        return self._endpoint_tol_auto
+
     def _endpoint(self, z, name: str, l: int | None) -> np.ndarray:
         p = _as_point(z, l, name)
         v = float(self.violation(p)[0])
-        if v > self.endpoint_tol:
+        tol = self.endpoint_tolerance()
+        if v > tol:
             if self.off_manifold == "raise":
                 raise ValueError(
                     f"{name} is off the manifold: |zeta({name})| = {v:.3g} > endpoint_tol = "
-                    f"{self.endpoint_tol:g} (use off_manifold='project' to project it)"
+                    f"{tol:g} (use off_manifold='project' to project it)"
                 )
-            p = self.project(p)
+            q = self.project(p)
+            shift = float(np.linalg.norm(q - p))
             self.last_info_.setdefault("projected_endpoints", []).append(name)
+            self.last_info_.setdefault("endpoint_shift", []).append(shift)
+            warnings.warn(
+                f"{name} is off the manifold (|zeta| = {v:.3g} > endpoint_tol = {tol:g}): replaced by its nearest "
+                f"zero of zeta, {shift:.3g} away (pass off_manifold='raise' to refuse, or a larger endpoint_tol)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            p = q
         return p
 
     def energy(self, path) -> float:
@@ -384,6 +424,8 @@ class ImplicitManifold:
             raise ValueError(f"tol must be 'auto' or a float > 0, got {tol!r}")
         if not (isinstance(spacing_tol, (int, float)) and spacing_tol > 0):
             raise ValueError(f"spacing_tol must be a float > 0, got {spacing_tol!r}")
+        if isinstance(max_outer, bool) or not isinstance(max_outer, (int, np.integer)) or max_outer < 1:
+            raise ValueError(f"max_outer must be an integer >= 1 (outer iterations), got {max_outer!r}")
         kw = dict(
             init=init,
             mu=mu,
