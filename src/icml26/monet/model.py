@@ -195,10 +195,17 @@ class MoNet(nn.Module):
         self.classifier = nn.Linear(width, n_classes)
         self.register_buffer("scores", torch.full((len(self.modalities),), 1.0 / n_classes))
         self.register_buffer("weights", torch.ones(len(self.modalities)))
-        self.step_count = 0
+        # the nested step counter drives the CMS schedule: a buffer, so a saved state_dict keeps its phase
+        self.register_buffer("steps_done", torch.zeros((), dtype=torch.long))
         self.modality_optimizers: dict[str, torch.optim.Optimizer] = {}
         self.fusion_optimizer: torch.optim.Optimizer | None = None
         self._dry_run()
+
+    @property
+    def step_count(self) -> int:
+        """Nested training steps taken (``training_step`` calls), saved in the ``state_dict`` as ``steps_done``: a
+        reloaded model keeps its CMS schedule's phase (block ``l`` steps when ``step_count % C_l == 0``)."""
+        return int(self.steps_done)
 
     @torch.no_grad()
     def _dry_run(self) -> None:
@@ -271,7 +278,7 @@ class MoNet(nn.Module):
         _check_inputs(inputs, self.modalities, int(y.shape[0]) if y.ndim else None)
         if not self.training:
             self.train()
-        self.step_count += 1
+        self.steps_done += 1
         for o in self.modality_optimizers.values():
             o.zero_grad(set_to_none=True)
         self.fusion_optimizer.zero_grad(set_to_none=True)
