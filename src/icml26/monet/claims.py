@@ -286,7 +286,7 @@ def judge(config: Config, records: list[dict], report: Report) -> None:
             records,
             ds,
             CONTROLS["stop_gradient_weak_probe"],
-            lambda a, ds=ds: _ratio(records, ds, a, uni_weak),
+            lambda a, ds=ds, uni_weak=uni_weak: _ratio(records, ds, a, uni_weak),
         )
         cid = f"monet_beats_best_unimodal_{ds}"
         _controlled(
@@ -348,8 +348,8 @@ def _add_checks(cfg: Config, records, report: Report) -> None:
         judge_every(
             "decoupled_streams",
             f"With encoder_fusion_grad = 0 each of {_LEAK_STEPS} consecutive training_steps moves every fast encoder "
-            "exactly as a step on its own unimodal loss alone (the fused loss sends nothing into the streams, at the first step or "
-            "a later one), and the stable memory has no trainable parameter",
+            "exactly as a step on its own unimodal loss alone (the fused loss sends nothing into the streams, at the "
+            "first step or a later one), and the stable memory has no trainable parameter",
             ("relative encoder-update leak + memory trainable", [c["fusion_grad_leak"] for c in ck]),
             bound=1e-6,
             kind="check",

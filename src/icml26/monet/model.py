@@ -23,6 +23,7 @@ Inference: fused logits (``ensemble=True`` adds ``sum_m h_m(phi_m(x_m))``).
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -200,6 +201,17 @@ class MoNet(nn.Module):
         self.modality_optimizers: dict[str, torch.optim.Optimizer] = {}
         self.fusion_optimizer: torch.optim.Optimizer | None = None
         self._dry_run()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs):
+        key = prefix + "steps_done"
+        if key not in state_dict:  # saved before the counter was a buffer: start the CMS schedule from 0, as then
+            warnings.warn(
+                f"{key!r} is missing from the state_dict (saved by an older icml26): step_count starts at 0, so the "
+                "CMS schedule's phase restarts",
+                stacklevel=2,
+            )
+            state_dict[key] = torch.zeros((), dtype=torch.long)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs)
 
     @property
     def step_count(self) -> int:
