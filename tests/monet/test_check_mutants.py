@@ -31,6 +31,12 @@ def _leaky(self, inputs, fast=None):  # the issue's break: encoder_fusion_grad =
         self.encoder_fusion_grad = lam
 
 
+def _late_leaky(self, inputs, fast=None):  # the v3b referee's break: the leak starts only at the second step
+    if self.step_count < 2:
+        return _fusion_features(self, inputs, fast)
+    return _leaky(self, inputs, fast)
+
+
 @torch.no_grad()
 def _copy_memory(self):  # the memory jumps to the fast encoders (tau ignored)
     for m in self.modalities:
@@ -91,3 +97,9 @@ def test_the_mutant_fails_its_check(check):
     with mutant(target, broken):
         got = _checks()
     assert got[check].verdict == DOES_NOT_HOLD, (check, got[check].method)
+
+
+def test_a_leak_that_starts_after_the_first_step_fails_the_decoupling_check():
+    with mutant("icml26.monet.model.MoNet.fusion_features", _late_leaky):
+        got = _checks()
+    assert got["decoupled_streams"].verdict == DOES_NOT_HOLD, got["decoupled_streams"].method

@@ -29,8 +29,9 @@ def _set(r, arm, acc, weak=None):
 
 def _records(base):
     """MoNet 0.93, every baseline <= 0.86, the control arms at 0.80-0.83 with weak probes like joint's (the naive
-    fusion, i.e. the ensemble, no better than the best single modality); joint starves b (0.45 vs 0.70 alone); best
-    single modality 0.80 vs oracle-fused 0.95."""
+    fusion, i.e. the ensemble, no better than the best single modality), except no_ema's weak probe (0.69: the
+    stop-gradient alone keeps b trained); joint starves b (0.45 vs 0.70 alone); best single modality 0.80 vs
+    oracle-fused 0.95 (9 points of headroom over joint)."""
     recs = []
     for s in SEEDS:
         r = copy.deepcopy(base)
@@ -42,6 +43,7 @@ def _records(base):
             _set(r, a, 0.84 + e / 3, 0.5)
         for a in ABLATIONS:
             _set(r, a, 0.83 - e, 0.44 + e / 2)
+        _set(r, "no_ema", 0.83 - e, 0.69 + e / 2)  # the stop-gradient alone keeps the weak stream (0.99 x alone)
         _set(r, "best_unimodal", 0.80 - e / 4)
         _set(r, "oracle_fused", 0.95 + e / 5)
         r["s1"]["derived"]["monet_best_stream"]["test_acc"] = 0.80 + e / 2
@@ -49,8 +51,12 @@ def _records(base):
     return recs
 
 
+def _report(recs):
+    return judge_records("monet", TINY, recs, SEEDS)
+
+
 def _judge(recs):
-    return judge_records("monet", TINY, recs, SEEDS).by_id()
+    return _report(recs).by_id()
 
 
 def test_clear_effect_every_claim_holds_and_every_control_rejects(base):
@@ -71,7 +77,10 @@ def test_coupled_streams_as_good_as_monet_make_the_decoupling_claims_inconclusiv
     for cid in ("monet_beats_joint_s1", "monet_weak_probe_s1", "monet_beats_baselines_s1"):
         assert got[cid].verdict == INCONCLUSIVE and "control" in got[cid].reason, cid
     assert got["monet_beats_best_unimodal_s1"].verdict == HOLDS
-    assert got["monet_decoupled_probe_s1"].verdict == DOES_NOT_HOLD
+    assert got["stop_gradient_weak_probe_s1"].verdict == INCONCLUSIVE  # its control arm now passes its rule
+    table = next(t for t in _report(recs).tables if t.name == "direct_comparisons")
+    direct = {(r["arm - arm"], r["metric"]): r for r in table.rows}
+    assert direct[("MoNet - MoNet without the stop-gradient", "weak probe")]["first ahead (seeds)"] == "0/5"
 
 
 def test_naive_fusion_as_good_as_the_learned_one_makes_the_fusion_claims_fail(base):
@@ -81,7 +90,6 @@ def test_naive_fusion_as_good_as_the_learned_one_makes_the_fusion_claims_fail(ba
     got = _judge(recs)
     assert got["monet_beats_best_unimodal_s1_ctl_naive_fusion"].verdict == DOES_NOT_HOLD
     assert got["monet_beats_best_unimodal_s1"].verdict == INCONCLUSIVE
-    assert got["monet_beats_naive_fusion_s1"].verdict == DOES_NOT_HOLD
     assert got["monet_weak_probe_s1"].verdict == HOLDS
 
 
@@ -121,3 +129,26 @@ def test_joint_not_starving_the_weak_modality_invalidates_the_setting(base):
         r["s1"]["arms"]["ensemble"]["probe"]["b"] = r["s1"]["arms"]["joint"]["probe"]["b"]
     c = _judge(recs)["monet_beats_joint_s1"]
     assert c.verdict == INCONCLUSIVE and c.reason == "setting invalid: weak_undertrained_s1"
+
+
+def test_joint_at_the_ceiling_invalidates_the_claim_against_joint(base):
+    """The v3b referee's case: joint within 2 points of the oracle-fused model, so a 2-point win over joint has no
+    room; monet_beats_joint reads "setting invalid", the claims not measured against joint are untouched."""
+    recs = _records(base)
+    for r in recs:
+        r["s1"]["derived"]["oracle_fused"]["test_acc"] = r["s1"]["arms"]["joint"]["test_acc"] + 0.008
+    got = _judge(recs)
+    assert got["joint_headroom_s1"].verdict == DOES_NOT_HOLD
+    c = got["monet_beats_joint_s1"]
+    assert c.verdict == INCONCLUSIVE and c.reason == "setting invalid: joint_headroom_s1"
+    for cid in ("monet_weak_probe_s1", "stop_gradient_weak_probe_s1", "monet_beats_baselines_s1"):
+        assert got[cid].verdict == HOLDS, cid
+
+
+def test_the_stop_gradient_claim_fails_when_no_ema_starves_the_weak_stream(base):
+    recs = _records(base)
+    for r in recs:  # no_ema's weak stream as starved as joint's: the stop-gradient alone does not keep it trained
+        r["s1"]["ablations"]["no_ema"]["probe"]["b"] = r["s1"]["arms"]["joint"]["probe"]["b"]
+    got = _judge(recs)
+    assert got["stop_gradient_weak_probe_s1"].verdict == DOES_NOT_HOLD
+    assert got["monet_weak_probe_s1"].verdict == HOLDS

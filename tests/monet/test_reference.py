@@ -12,9 +12,14 @@ def test_the_shipped_reference_run_keeps_the_v3_contract(v3_reference):
         assert by_id[f"{claim}_s1"]["controls"] == [f"{claim}_s1_ctl_{a}" for a in arms]
     names = {row["name"] for row in by_id["monet_beats_baselines_s1"]["baselines"]}
     assert "Best single modality test acc (s1)" in names
-    assert {"fusion_helps_s1", "weak_undertrained_s1"} <= set(by_id)
-    # the referee's items: the best single modality's budget is stated, every arm (and control arm) has the same lr
-    # grid, and the two direct comparisons with the control arms are there
+    assert {"fusion_helps_s1", "weak_undertrained_s1", "joint_headroom_s1"} <= set(by_id)
+    # the referees' items: the best single modality's budget is stated, every arm (and control arm) has the same lr
+    # grid, every claim has a control (none exempt), the 2-point claim against joint requires the headroom
+    # precondition, and the direct comparisons with the control arms are a table, not claims
     assert "Best single modality" in r["budgets"]
     assert len({tuple(v) for _, _, v in r["config"]["grids"]}) == 1
-    assert {"monet_decoupled_probe_s1", "monet_beats_naive_fusion_s1"} <= set(by_id)
+    claims = [c for c in r["claims"] if c["kind"] == "claim"]
+    assert all(c["controls"] and not c["no_control"] for c in claims)
+    assert "joint_headroom_s1" in by_id["monet_beats_joint_s1"]["requires"]
+    assert "direct_comparisons" in r["tables"]
+    assert not set(r["seeds"]) & set(r["dev_seeds"])

@@ -10,8 +10,9 @@ finished.  From the unimodal-ensemble runs (each modality's encoder and head tra
 no extra training: the **best single modality** (the (configuration, modality) with the best validation accuracy) and
 the **oracle-fused** reference (a logistic regression on the concatenated features of the separately trained
 encoders: what both modalities together can reach).  The **control arms** are MoNet with exactly one part removed,
-each tuned on MoNet's own lr grid (selected per seed on validation): the stop-gradient (``coupled``: the fused loss
-back-propagated into the encoders at the features it reads, ``encoder_fusion_grad = 1`` with ``ema_tau = 0``), the
+each tuned on MoNet's own lr grid (selected per seed on validation): the decoupling (``coupled``: the fused loss
+back-propagated into the encoders at the features it reads, ``encoder_fusion_grad = 1`` with ``ema_tau = 0``, so it
+lacks the stop-gradient and the stable memory; against ``no_ema`` it lacks the stop-gradient alone), the
 stable memory (``ema_tau = 0``), the multi-timescale blocks (periods ``(1, 1, 1)``), the adaptive weights
 (``beta = 0``); the learned fusion's control is the naive fusion of the same streams (the unimodal ensemble: each
 stream trained on its own loss, logits summed, tuned on the same grid).  The evidence (claims, controls,
@@ -335,13 +336,20 @@ def _derived(runs: list[dict], data: BimodalData) -> dict:
     }
 
 
-# -- checks (guarantees of our code, on one batch) ----------------------------------------------------------------
+_LEAK_STEPS = 8  # consecutive training steps the decoupling check follows: a leak that starts at any of them fails it
+
+
+# -- checks (guarantees of our code, on a few batches) ----------------------------------------------------------------
 def _checks(cfg: Config, data: BimodalData, seed: int, ds: str) -> dict:
-    inputs, y = next(data.train.batches(cfg.batch_size, torch.Generator().manual_seed(seed)))
-    # (1) decoupling, through the training path: one training_step moves every fast encoder exactly as a step on its
-    # own unimodal loss alone would (plain SGD, lr 1: any fused-loss gradient let into phi_m shows as a difference)
+    gen, batches = torch.Generator().manual_seed(seed), []
+    while len(batches) < _LEAK_STEPS:  # consecutive batches, over as many epochs as a small train split needs
+        batches += list(data.train.batches(cfg.batch_size, gen))[: _LEAK_STEPS - len(batches)]
+    inputs, y = batches[0]
+    # (1) decoupling, through the training path: each of _LEAK_STEPS consecutive training steps moves every fast
+    # encoder exactly as a step on its own unimodal loss alone would (plain SGD at the preset's lr: any fused-loss
+    # gradient let into phi_m, at the first step or a later one, shows as a difference)
     model, _ = _build(cfg, "monet", {}, data, seed, ds)
-    leak = _stream_leak(model, inputs, y)
+    leak = _stream_leak(model, batches, cfg.lr)
     ema_grad = any(p.requires_grad for p in model.ema_encoders.parameters())
     model, _ = _build(cfg, "monet", {}, data, seed, ds)
     # (2) stable memory: one update is tau * phi_bar + (1 - tau) * phi exactly
@@ -426,24 +434,30 @@ def _weights_formula_err(model: MoNet) -> float:
     return err + (0.0 if float(np.ptp(s)) > 1e-9 else 1.0)
 
 
-def _stream_leak(model: MoNet, inputs, y) -> float:
-    """Relative size of what one ``training_step`` does to the fast encoders beyond a step on their own unimodal
-    losses: ``max |theta_step - theta_ref| / max |theta_ref - theta_0|`` over encoder parameters (plain SGD, lr 1)."""
-    ref = copy.deepcopy(model)
-    start = [p.detach().clone() for p in model.encoders.parameters()]
-    model.configure_optimizers(1.0, torch.optim.SGD)
-    model.training_step((inputs, y))
-    for m in ref.modalities:
-        opt = torch.optim.SGD([*ref.encoders[m].parameters(), *ref.heads[m].parameters()], lr=1.0)
-        opt.zero_grad()
-        F.cross_entropy(ref.heads[m](ref.encoders[m](inputs[m])), y).backward()
-        opt.step()
-    diff = max(
-        float((p.detach() - q.detach()).abs().max())
-        for p, q in zip(model.encoders.parameters(), ref.encoders.parameters())
-    )
-    moved = max(float((q.detach() - p0).abs().max()) for q, p0 in zip(ref.encoders.parameters(), start))
-    return diff / max(moved, 1e-12)
+def _stream_leak(model: MoNet, batches, lr: float = 0.05) -> float:
+    """Relative size of what ``training_step`` does to the fast encoders beyond a step on their own unimodal losses,
+    over several consecutive training steps (one per batch in ``batches``; plain SGD at ``lr``): before each step a
+    copy of the model takes the reference step (each stream's SGD step on ``CE(h_m(phi_m(x_m)), y)`` alone), and the
+    result is ``max_t max |theta_step - theta_ref| / max |theta_ref - theta_before|`` over encoder parameters.  A
+    leak that starts only after the first step (or grows with training) is caught at the step where it appears."""
+    model.configure_optimizers(lr, torch.optim.SGD)
+    worst = 0.0
+    for inputs, y in batches:
+        ref = copy.deepcopy(model)
+        start = [p.detach().clone() for p in model.encoders.parameters()]
+        model.training_step((inputs, y))
+        for m in ref.modalities:
+            opt = torch.optim.SGD([*ref.encoders[m].parameters(), *ref.heads[m].parameters()], lr=lr)
+            opt.zero_grad()
+            F.cross_entropy(ref.heads[m](ref.encoders[m](inputs[m])), y).backward()
+            opt.step()
+        diff = max(
+            float((p.detach() - q.detach()).abs().max())
+            for p, q in zip(model.encoders.parameters(), ref.encoders.parameters())
+        )
+        moved = max(float((q.detach() - p0).abs().max()) for q, p0 in zip(ref.encoders.parameters(), start))
+        worst = max(worst, diff / max(moved, 1e-12))
+    return worst
 
 
 def _other(scores: dict, m: str) -> float:
@@ -463,7 +477,7 @@ EXPERIMENT = register(
     Experiment(
         slug="monet",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (200, 201, 202), "full": (200, 201, 202, 203, 204)},
+        seeds={"quick": (300, 301, 302), "full": (300, 301, 302, 303, 304)},
         measure=measure,
         judge=judge,
         threads=1,

@@ -23,6 +23,7 @@ Inference: fused logits (``ensemble=True`` adds ``sum_m h_m(phi_m(x_m))``).
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -195,10 +196,28 @@ class MoNet(nn.Module):
         self.classifier = nn.Linear(width, n_classes)
         self.register_buffer("scores", torch.full((len(self.modalities),), 1.0 / n_classes))
         self.register_buffer("weights", torch.ones(len(self.modalities)))
-        self.step_count = 0
+        # the nested step counter drives the CMS schedule: a buffer, so a saved state_dict keeps its phase
+        self.register_buffer("steps_done", torch.zeros((), dtype=torch.long))
         self.modality_optimizers: dict[str, torch.optim.Optimizer] = {}
         self.fusion_optimizer: torch.optim.Optimizer | None = None
         self._dry_run()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs):
+        key = prefix + "steps_done"
+        if key not in state_dict:  # saved before the counter was a buffer: start the CMS schedule from 0, as then
+            warnings.warn(
+                f"{key!r} is missing from the state_dict (saved by an older icml26): step_count starts at 0, so the "
+                "CMS schedule's phase restarts",
+                stacklevel=2,
+            )
+            state_dict[key] = torch.zeros((), dtype=torch.long)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs)
+
+    @property
+    def step_count(self) -> int:
+        """Nested training steps taken (``training_step`` calls), saved in the ``state_dict`` as ``steps_done``: a
+        reloaded model keeps its CMS schedule's phase (block ``l`` steps when ``step_count % C_l == 0``)."""
+        return int(self.steps_done)
 
     @torch.no_grad()
     def _dry_run(self) -> None:
@@ -271,7 +290,7 @@ class MoNet(nn.Module):
         _check_inputs(inputs, self.modalities, int(y.shape[0]) if y.ndim else None)
         if not self.training:
             self.train()
-        self.step_count += 1
+        self.steps_done += 1
         for o in self.modality_optimizers.values():
             o.zero_grad(set_to_none=True)
         self.fusion_optimizer.zero_grad(set_to_none=True)
