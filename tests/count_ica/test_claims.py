@@ -119,3 +119,33 @@ def test_the_data_free_rule_is_a_baseline_and_the_chance_level():
     v = _judge(_records(nonneg=0.4))  # FastICA .6 is .2 above the rule: not degraded, the claims are gated
     assert v["fastica_degraded_moderate"].verdict == DOES_NOT_HOLD
     assert v["beats_ica_moderate"].verdict == INCONCLUSIVE
+
+
+def test_a_control_rejected_on_its_mean_records_the_mean_as_its_deciding_number():
+    """The second referee's finding: the control arm 0.06 above the baselines fails the 0.08 bar on its mean, so the
+    mean (not the lower end) decides it; an arm that passes the bar on its mean keeps the lower end."""
+    v = _judge(_records(gains={"ar_fastica_iid": 0.06}))
+    k = v["refinement_beats_ica_moderate_no_temporal_prior"]
+    assert k.verdict == HOLDS and k.test["arm_verdict"] == DOES_NOT_HOLD
+    dec = k.test["decisive"]
+    assert dec["statistic"].startswith("mean advantage") and dec["bound"] == QUICK.min_gain
+    worst = min(b["mean_advantage"] for b in k.baselines if b["verdict"] == DOES_NOT_HOLD)
+    assert dec["value"] == pytest.approx(worst) and 0.04 < dec["value"] < 0.08
+    c = v["refinement_beats_ica_moderate"]  # holds: decided by the lower end, unchanged
+    assert c.verdict == HOLDS and c.test["decisive"]["statistic"].startswith("lower end")
+
+
+def test_the_temporal_prior_effect_is_tabled_and_moves_with_the_numbers():
+    from icml26.count_ica.claims import paired_effect
+
+    rep = judge_records(EXPERIMENT, QUICK, _records(gains={"ar_fastica_iid": 0.2}), [300, 301, 302, 303, 304])
+    rows = {(r["scenario"], r["arm"]): r for r in next(t for t in rep.tables if t.name == "temporal_prior_effect").rows}
+    fa = rows[("moderate", "FastICA + ARPLN refinement")]
+    assert fa["mean effect"] == pytest.approx(0.1, abs=0.03) and fa["seeds > 0"] == "5/5"
+    assert rows[("moderate", "ARPLN-ICA (random start)")]["mean effect"] == pytest.approx(0.3, abs=0.03)
+    e = paired_effect([1.0, 2.0, 3.0], [1.5, 2.5, 3.4])
+    assert e["mean"] < 0 and e["positive"] == 0 and e["lower"] < e["mean"]
+    with pytest.raises(ValueError, match="a and b"):
+        paired_effect([1.0, 2.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="a and b"):
+        paired_effect([1.0, np.nan, 2.0], [1.0, 2.0, 3.0])

@@ -4,6 +4,7 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from icml26.core import VERDICTS
 from icml26.count_ica import CountICA, make_arpln_data
@@ -46,11 +47,12 @@ def test_quick_preset_end_to_end(quick_run):
     assert by_id["beats_ica_moderate"]["test"]["min_effect"] == 0.08
     b = result["budgets"]
     assert b["ARPLN-ICA (random start)"]["budget"] == b["ARPLN-ICA without temporal prior"]["budget"]
-    assert b["ARPLN-ICA (random start)"]["configs"] == 2
+    assert b["ARPLN-ICA (random start)"]["configs"] == 4  # the most starts of any scenario (4 at moderate)
+    assert "of FastICA's configurations" in b["FastICA (tuned)"]["note"]  # the gap is stated
     assert "random non-negative columns (data-free) |cos| (moderate)" in {
         x["name"] for x in by_id["beats_ica_moderate"]["baselines"]
     }
-    assert "source_recovery_mcc" in result["tables"]
+    assert "source_recovery_mcc" in result["tables"] and "temporal_prior_effect" in result["tables"]
     for name in ("elbo_curve.png", "mixing_columns.png", "regime_paths.png", "report.md"):
         assert (run_dir / name).exists()
 
@@ -70,9 +72,13 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
     monkeypatch.setattr(experiment, "_fit", spy)
     cfg = replace(experiment.QUICK, n=20, T=6, n_ppc=20, n_projections=10, regime_n=20, fastica_restarts=1)
     experiment.measure(cfg, 0)
-    r = [("random", True, 1)] * cfg.method_restarts + [("random", False, 1)] * cfg.method_restarts
-    assert cfg.method_restarts == 2
-    assert inits == r + [("fastica", True, 1), ("fastica", False, 1)] + r + [("random", True, 2), ("random", True, 1)]
+    assert dict(cfg.method_restarts) == {"moderate": 4, "high": 2}  # the main arm and its control get equal starts
+
+    def r(k):
+        return [("random", True, 1)] * k + [("random", False, 1)] * k
+
+    fa = [("fastica", True, 1), ("fastica", False, 1)]
+    assert inits == r(4) + fa + r(2) + [("random", True, 2), ("random", True, 1)]
 
 
 def test_the_main_arm_is_the_best_of_its_random_starts_by_elbo(monkeypatch):
@@ -90,8 +96,20 @@ def test_the_main_arm_is_the_best_of_its_random_starts_by_elbo(monkeypatch):
             return {0: -5.0, 10_000: -1.0, 20_000: -3.0}[self.s]
 
     monkeypatch.setattr(experiment, "_fit", lambda cfg, X, seed, **kw: seen.append(seed) or Fake(seed))
-    best = experiment._fit_best(replace(experiment.FULL, method_restarts=3), None, 0, temporal=False)
+    best = experiment._fit_best(experiment.FULL, None, 0, 3, temporal=False)
     assert seen == [0, 10_000, 20_000] and best.s == 10_000
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, True, None])
+def test_bad_restart_counts_name_the_argument(bad):
+    from icml26.count_ica import experiment
+
+    with pytest.raises(ValueError, match="n_starts"):
+        experiment._fit_best(experiment.FULL, None, 0, bad)
+    with pytest.raises(ValueError, match="method_restarts"):
+        experiment.restarts(replace(experiment.FULL, method_restarts=(("moderate", bad),)), "moderate")
+    with pytest.raises(ValueError, match="method_restarts"):
+        experiment.restarts(experiment.FULL, "nowhere")
 
 
 def test_the_temporal_prior_removed_holds_the_ar_coefficient_at_zero():

@@ -16,9 +16,12 @@ ICA that ties a rule which looks at no data is degraded).  Random Gaussian direc
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import replace
 
-from icml26.core import Report, judge_every, judge_non_inferiority, judge_superiority, judge_threshold
+import numpy as np
+import scipy.stats as st
+
+from icml26.core import Claim, Report, judge_every, judge_non_inferiority, judge_superiority, judge_threshold
 
 __all__ = ["ARMS", "judge"]
 
@@ -49,6 +52,51 @@ def _cos(records, sc: str, arm: str) -> list[float]:
     return [float(np.mean(r["scenarios"][sc]["cos"][arm])) for r in records]
 
 
+def restarts(cfg, sc: str) -> int:
+    """The number of random starts of the randomly started ARPLN arms in scenario ``sc`` (``cfg.method_restarts``:
+    pairs ``(scenario, starts)``)."""
+    n = dict(cfg.method_restarts).get(sc)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"method_restarts must give an integer >= 1 for scenario {sc!r}, got {cfg.method_restarts!r}")
+    return n
+
+
+def _decided_by(claim: Claim) -> Claim:
+    """A superiority statement's deciding number: the core records the worst lower end, but the rule rejects on the
+    mean advantage (``mean < min_effect`` or ``<= 0`` against any baseline).  When a baseline row's verdict is "does
+    not hold", the decisive number becomes the smallest such mean advantage, held against ``min_effect``."""
+    rejected = [b for b in claim.baselines if b.get("verdict") == "does not hold" and "advantage_lower" in b]
+    if not rejected:
+        return claim
+    worst = min(rejected, key=lambda b: b["mean_advantage"])
+    bound = claim.test.get("min_effect", 0.0)
+    dec = {
+        "statistic": f"mean advantage over {worst['name']} (the rule rejects on the mean)",
+        "value": worst["mean_advantage"],
+        "bound": bound,
+    }
+    return replace(claim, test={**claim.test, "decisive": dec})
+
+
+def paired_effect(a, b, alpha: float = 0.05) -> dict:
+    """Paired effect ``a - b`` over seeds: mean, one-sided ``1 - alpha`` t lower end, two-sided t-test p-value and
+    the number of seeds with a positive difference (a report-only test, no verdict)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if d.ndim != 1 or d.size < 3 or not np.all(np.isfinite(d)):
+        raise ValueError(f"a and b must be finite paired values over >= 3 seeds, got a difference of shape {d.shape}")
+    sd = d.std(ddof=1)
+    lower = float(d.mean() - st.t.ppf(1 - alpha, d.size - 1) * sd / np.sqrt(d.size))
+    p = float(st.ttest_1samp(d, 0.0).pvalue) if sd > 0 else float("nan")
+    return {
+        "mean": float(d.mean()),
+        "lower": lower,
+        "p": p,
+        "positive": int((d > 0).sum()),
+        "n": int(d.size),
+        "per_seed": np.round(d, 3).tolist(),
+    }
+
+
 def _ratio(records, sc: str, arm: str) -> list[float]:
     return [r["scenarios"][sc]["sw"][arm] / r["scenarios"][sc]["sw"]["truth"] for r in records]
 
@@ -62,14 +110,14 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     seeds = report.seeds or list(range(len(records)))
     with_picard = all(r["picard"] for r in records)
     note = f"{cfg.max_epochs} epochs max (early stop tol {cfg.tol:g}, patience {cfg.patience}), lr {cfg.lr:g}"
+    starts = {sc: restarts(cfg, sc) for sc in cfg.scenarios}
+    k_max = max(starts.values())
     best = (
-        f"best of {cfg.method_restarts} random starts (W = 0.01 N(0,1), the paper's) by final ELBO, no labels; lr not "
-        "tuned (5e-3 kept from v1-v2)"
+        f"best of {starts} random starts per scenario (W = 0.01 N(0,1), the paper's) by final ELBO, no labels; lr "
+        "not tuned (5e-3 kept from v1-v2)"
     )
-    report.set_tuning(ARMS["ar"], configs=cfg.method_restarts, steps=cfg.max_epochs, note=f"{note}, {best}")
-    report.set_tuning(
-        ARMS["ar_iid"], configs=cfg.method_restarts, steps=cfg.max_epochs, note=f"{note}, {best}, AR coef held at 0"
-    )
+    report.set_tuning(ARMS["ar"], configs=k_max, steps=cfg.max_epochs, note=f"{note}, {best}")
+    report.set_tuning(ARMS["ar_iid"], configs=k_max, steps=cfg.max_epochs, note=f"{note}, {best}, AR coef held at 0")
     report.set_tuning(ARMS["ar_fastica"], configs=1, steps=cfg.max_epochs, note=note + ", started from FastICA")
     report.set_tuning(
         ARMS["fastica"],
@@ -77,8 +125,8 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         steps=cfg.ica_max_iter,
         note=f"fun chosen per scenario on the dev seeds among logcosh/exp/cube x 1 or 10 restarts (-> "
         f"{dict(cfg.fastica_fun)}); best of {cfg.fastica_restarts} restarts by negentropy, no labels. The method's "
-        f"budget is {cfg.method_restarts} configs x {cfg.max_epochs} epochs: smaller (no lr grid, to keep the full "
-        "preset within its time)",
+        f"budget is {starts} starts x {cfg.max_epochs} epochs, still about 1/{round(6 * cfg.fastica_restarts / k_max)} "
+        "of FastICA's configurations (no lr grid, to keep the full preset within its time)",
     )
     if with_picard:
         report.set_tuning(ARMS["picard"], configs=1, steps=cfg.ica_max_iter, note="python-picard defaults")
@@ -287,8 +335,11 @@ def judge(cfg, records: list[dict], report: Report) -> None:
             kind="check",
         )
     )
+    # the rule rejects a superiority statement on its mean advantage: record that mean as the deciding number
+    report.claims[:] = [_decided_by(c) for c in report.claims]
     arms = [a for a in ARMS if a != "picard" or with_picard]
     _tables(cfg, records, report, arms, seeds)
+    _prior_effect(cfg, records, report, seeds)
     _figures(cfg, records, report)
     report.metrics = {
         sc: {ARMS[a]: float(np.mean(_cos(records, sc, a))) for a in arms if a in records[0]["scenarios"][sc]["cos"]}
@@ -297,7 +348,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     report.add_note(
         "The main arm starts from a random mixing as the paper's code does (W = 0.01 N(0, 1), Gamma = W / ||W||; "
         "until v3 ours was W = N(0, 1), which stalled the fit in a poor optimum, referee issue 56), best of "
-        f"{cfg.method_restarts} starts by final ELBO; the arm started from FastICA's own answer is reported "
+        f"{starts} starts by final ELBO; the arm started from FastICA's own answer is reported "
         "separately and labelled (it measures 'FastICA plus refinement', not the method). The prior's initial "
         "values (B = 0.5, psi = 1) are ours, not the paper's (B ~ 0.1 N, psi ~ 0.1 |N|)."
     )
@@ -311,7 +362,13 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         "The published baseline gap (Picard .33-.40, UwedgeICA .39-.46) is not reproduced: the released notebook "
         "scores the baselines against the low-excitation Gamma (see the spec). The |cos| metric is inflated for "
         "mostly positive mixings: the chance level is the data-free rule (random non-negative columns), a baseline "
-        "of every mixing claim; the MCC of the sources, which this does not inflate, is tabled beside it."
+        "of every mixing claim; the MCC of the sources, not inflated by positive loadings but with a "
+        "chance level near 0.5 here (random directions and the data-free rule score ~0.48-0.50), is tabled beside it."
+    )
+    report.add_note(
+        "Scope: every claim is for one fixed mixing per scenario, the notebook's Gamma (design='notebook'): a seed "
+        "redraws the source paths, the counts and the starts, not the mixing, so the tests generalise over paths "
+        "for these two matrices, not over mixings; the data-free rule's level is a property of them."
     )
     if not with_picard:
         report.add_note("python-picard is not installed: the Picard arm was skipped (pip install python-picard).")
@@ -359,7 +416,8 @@ def _tables(cfg, records, report: Report, arms, seeds) -> None:
             mrows,
             "MCC between true and estimated sources (|corr| after Hungarian matching, mean over components, then mean "
             "± sd over seeds): posterior means for the ARPLN arms, pinv(mixing) applied to the centred log(X + 0.5) "
-            "for the linear baselines and the data-free rules. Positive loadings do not inflate it.",
+            "for the linear baselines and the data-free rules. Positive loadings do not inflate it, but its chance "
+            "level here is about 0.5 (the random-directions and data-free columns).",
         )
     diag = []
     for sc in cfg.scenarios:
@@ -393,6 +451,38 @@ def _tables(cfg, records, report: Report, arms, seeds) -> None:
             for s, r in zip(seeds, records)
         ]
         report.add_table("regimes", rrows, "S-regime: Viterbi accuracy (up to regime relabeling) per true component.")
+
+
+PRIOR_PAIRS = (("moderate", "ar", "ar_iid"), ("high", "ar", "ar_iid"), ("moderate", "ar_fastica", "ar_fastica_iid"))
+
+
+def _prior_effect(cfg, records, report: Report, seeds) -> None:
+    """Report-only: the temporal prior's paired effect on aligned |cos| (arm minus the same arm without the prior)
+    per seed, with a paired t-test; no verdict (the claims' controls carry the verdicts)."""
+    rows = []
+    for sc, a, b in PRIOR_PAIRS:
+        if sc not in cfg.scenarios or not all(b in r["scenarios"][sc]["cos"] for r in records) or len(records) < 3:
+            continue
+        e = paired_effect(_cos(records, sc, a), _cos(records, sc, b), cfg.alpha)
+        rows.append(
+            {
+                "scenario": sc,
+                "arm": ARMS[a],
+                "minus": ARMS[b],
+                "mean effect": e["mean"],
+                f"one-sided {1 - cfg.alpha:.0%} lower end": e["lower"],
+                "p (two-sided t)": e["p"],
+                "seeds > 0": f"{e['positive']}/{e['n']}",
+                "per seed": e["per_seed"],
+            }
+        )
+    if rows:
+        report.add_table(
+            "temporal_prior_effect",
+            rows,
+            f"The temporal prior's paired effect on aligned |cos| (arm minus the same arm with the AR coefficient held "
+            f"at 0, same data and starts), over seeds {list(seeds)}; report-only, paired t-test over seeds.",
+        )
 
 
 def _figures(cfg, records, report: Report) -> None:

@@ -5,7 +5,8 @@ Per seed and scenario (``moderate``, ``high`` coherence; the paper notebook's re
 paths and counts drawn from the seed) every arm sees the same counts:
 
 - ``ar``: the method, started from a random mixing as the paper's code starts it (``W = 0.01 N(0, 1)``,
-  ``Gamma = W / ||W||``), best of ``method_restarts`` random starts by the final ELBO (label-free; the main arm);
+  ``Gamma = W / ||W||``), best of ``method_restarts`` random starts (4 at moderate, 2 at high) by the final ELBO
+  (label-free; the main arm);
 - ``ar_iid``: the same (same starts, same ELBO selection), with the temporal prior removed (the prior's AR
   coefficient held at 0, sources i.i.d. in time): the control arm of every mixing-recovery and posterior-predictive
   claim;
@@ -22,8 +23,8 @@ Our extension ``S-regime`` (``C = 2`` sticky regimes shifting each source's AR b
 ``C = 2`` model and of the same model with the regime chain removed (``C = 1``: one regime, a constant path).
 Metric: aligned ``|cos|`` between true and estimated mixing columns, averaged over components per seed (the seed is
 the unit).  Reported beside it: the MCC between the true sources and each arm's sources (posterior means for ARPLN
-arms, the unmixed centred log counts for the linear baselines), which positive loadings do not inflate.  The evidence
-is judged in :mod:`.claims`.
+arms, the unmixed centred log counts for the linear baselines): positive loadings do not inflate it, but its chance
+level here is about 0.5 (random directions, the data-free rule).  The evidence is judged in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from .baselines import (
     random_mixing,
     random_nonneg_mixing,
 )
-from .claims import ARMS, judge
+from .claims import ARMS, judge, restarts
 from .data import make_arpln_data
 from .estimator import CountICA, regime_marginals
 from .metrics import align_mixing, mcc, regime_accuracy, sliced_wasserstein, standardized_log_counts
@@ -69,7 +70,9 @@ class Config:
     # estimator (identical for every ARPLN arm)
     max_epochs: int = 400
     lr: float = 5e-3
-    method_restarts: int = 2  # random starts per ARPLN arm from a random start, the best by final ELBO (label-free)
+    # random starts per ARPLN arm from a random start and scenario, the best by final ELBO (label-free); 4 at moderate
+    # (v3c, the second referee: 2 starts changed verdicts), 2 at high (parity_high misses by ~0.3; time)
+    method_restarts: tuple[tuple[str, int], ...] = (("moderate", 4), ("high", 2))
     encoder_hidden: int = 32
     tol: float = 1e-5
     patience: int = 30
@@ -127,10 +130,12 @@ def _fit(cfg: Config, X, seed: int, *, init: str = "random", temporal: bool = Tr
     ).fit(X)
 
 
-def _fit_best(cfg: Config, X, seed: int, **kw) -> CountICA:
-    """The best of ``cfg.method_restarts`` fits from random starts (``random_state = seed + 10000 r``; ``r = 0`` is
-    ``seed`` itself) by the final ELBO per sequence: a label-free selection, as FastICA's restarts by negentropy."""
-    fits = [_fit(cfg, X, seed + 10_000 * r, **kw) for r in range(cfg.method_restarts)]
+def _fit_best(cfg: Config, X, seed: int, n_starts: int, **kw) -> CountICA:
+    """The best of ``n_starts`` fits from random starts (``random_state = seed + 10000 r``; ``r = 0`` is ``seed``
+    itself) by the final ELBO per sequence: a label-free selection, as FastICA's restarts by negentropy."""
+    if isinstance(n_starts, bool) or not isinstance(n_starts, int) or n_starts < 1:
+        raise ValueError(f"n_starts must be an integer >= 1, got {n_starts!r}")
+    fits = [_fit(cfg, X, seed + 10_000 * r, **kw) for r in range(n_starts)]
     return max(fits, key=lambda m: m.score(X))
 
 
@@ -166,7 +171,8 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     }
     if with_picard:
         est["picard"] = picard_log(X, d, max_iter=cfg.ica_max_iter, random_state=seed)
-    models = {"ar": _fit_best(cfg, X, seed), "ar_iid": _fit_best(cfg, X, seed, temporal=False)}
+    k = restarts(cfg, sc)
+    models = {"ar": _fit_best(cfg, X, seed, k), "ar_iid": _fit_best(cfg, X, seed, k, temporal=False)}
     if sc in cfg.fastica_init_scenarios:
         models["ar_fastica"] = _fit(cfg, X, seed, init="fastica")
         models["ar_fastica_iid"] = _fit(cfg, X, seed, init="fastica", temporal=False)
@@ -294,9 +300,10 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
     return out
 
 
-# design seeds only: 0-4 (reported until v2) and 100-104 (reported in v3, then probed by the referee)
-DEV = tuple(range(5)) + tuple(range(100, 105))
-SEEDS_0_4, REPORTED_V3 = list(range(5)), list(range(100, 105))
+# design seeds only: 0-4 (reported until v2), 100-104 (reported in v3, then probed by the first referee) and 300-304
+# (reported in v3b, then probed by the second referee)
+DEV = tuple(range(5)) + tuple(range(100, 105)) + tuple(range(300, 305))
+SEEDS_0_4, REPORTED_V3, REPORTED_V3B = list(range(5)), list(range(100, 105)), list(range(300, 305))
 TUNING = (
     dict(
         variant="v1-v2 design (before v3): more than 12 variants of the estimator (lr, epochs, init random/pca/"
@@ -392,6 +399,33 @@ TUNING = (
         seeds=REPORTED_V3,
         outcome="fixed before any run on the reported seeds 300-304",
     ),
+    dict(
+        variant="v3b reference run (reported then, dev seeds since): 2 random starts by ELBO for the main arm and "
+        "its no-temporal-prior control, both scenarios",
+        seeds=REPORTED_V3B,
+        outcome="moderate |cos| main arm .765 (per seed .777 .686 .791 .727 .846), without temporal prior .779, "
+        "FastICA-started .843, its no-prior control .775, tuned FastICA .697, AMUSE .709, data-free rule .692; "
+        "high: main .601, no prior .607, FastICA .911, data-free rule .758. beats_ica_moderate and "
+        "beats_chance_moderate did not hold",
+    ),
+    dict(
+        variant="second referee's probe (issue 56): best of 4 random starts by final ELBO (random_state seed, "
+        "+10000, +20000, +30000), main arm and its no-temporal-prior control, moderate only",
+        seeds=REPORTED_V3B,
+        outcome="main arm .765 -> .808 (per seed .777 .854 .791 .771 .846), no prior .779 -> .788; main - AMUSE "
+        "+0.099 (lower end +0.048), main - data-free rule +0.116 (lower end +0.080): beats_ica_moderate and "
+        "beats_chance_moderate 'does not hold' -> 'inconclusive'. FastICA-started arm minus its no-prior control "
+        "(2-start run): +0.068, lower end +0.054, 5/5 seeds",
+    ),
+    dict(
+        variant="v3c: method_restarts 2 -> 4 at moderate (the main arm and its no-prior control equally; the "
+        "referee's probe above is the only evidence for the choice), 2 kept at high (4 at both would take ~18 "
+        "minutes; parity_high missed by 0.31 at 2); no lr grid. Reported seeds 300-304 -> fresh 500-504",
+        seeds=REPORTED_V3B,
+        outcome="no further fit on dev seeds: the code change was made and the full preset run once on 500-504. "
+        "Remaining gap: 4 configs x 400 epochs (method) vs 60 x 1000 iterations (FastICA: 3 funs x 1 or 10 "
+        "restarts x 2 scenarios on the dev seeds)",
+    ),
 )
 
 
@@ -399,7 +433,7 @@ EXPERIMENT = register(
     Experiment(
         slug="count_ica",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (300, 301, 302), "full": (300, 301, 302, 303, 304)},
+        seeds={"quick": (500, 501, 502), "full": (500, 501, 502, 503, 504)},
         measure=measure,
         judge=judge,
         threads=1,

@@ -34,8 +34,10 @@ def align_mixing(estimated, true) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
 
 def mcc(true_sources, estimated_sources) -> np.ndarray:
     """Mean correlation coefficient's terms: ``|corr(s_i, s_hat_perm[i])|`` per true source ``i`` (rows are samples,
-    ``(N, d_true)`` and ``(N, d_est)``), ``perm`` maximising their sum (Hungarian).  The MCC is their mean.  Unlike
-    the ``|cos|`` of mixing columns it is not inflated when the true and estimated loadings are all positive."""
+    ``(N, d_true)`` and ``(N, d_est)``), ``perm`` maximising their sum (Hungarian).  The MCC is their mean.  It is not
+    inflated by all-positive loadings as the ``|cos|`` of mixing columns is, but its chance level is far from 0: with
+    5 correlated log-count sources and the best of 5! matchings, random Gaussian directions score about 0.50 and the
+    data-free rule about 0.48 in count_ica's setting (the second referee's probe)."""
     S, E = np.asarray(true_sources, dtype=float), np.asarray(estimated_sources, dtype=float)
     if S.ndim != 2 or E.ndim != 2 or S.shape[0] != E.shape[0]:
         raise ValueError(
