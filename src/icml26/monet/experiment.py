@@ -490,7 +490,7 @@ EXPERIMENT = register(
     Experiment(
         slug="monet",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (300, 301, 302), "full": (300, 301, 302, 303, 304)},
+        seeds={"quick": (400, 401, 402), "full": (400, 401, 402, 403, 404)},
         measure=measure,
         judge=judge,
         threads=1,
