@@ -37,6 +37,18 @@ def _late_leaky(self, inputs, fast=None):  # the v3b referee's break: the leak s
     return _leaky(self, inputs, fast)
 
 
+def _leak_from_step_9(self, inputs, fast=None):  # the third referee's break (a): clean for 8 steps, then leaky
+    if self.step_count < 9:
+        return _fusion_features(self, inputs, fast)
+    return _leaky(self, inputs, fast)
+
+
+def _leak_on_slow_steps(self, inputs, fast=None):  # the third referee's break (b): leaky only when the slowest
+    if self.step_count % max(self.cms_periods) != 0:  # CMS block (period 16) updates
+        return _fusion_features(self, inputs, fast)
+    return _leaky(self, inputs, fast)
+
+
 @torch.no_grad()
 def _copy_memory(self):  # the memory jumps to the fast encoders (tau ignored)
     for m in self.modalities:
@@ -101,5 +113,14 @@ def test_the_mutant_fails_its_check(check):
 
 def test_a_leak_that_starts_after_the_first_step_fails_the_decoupling_check():
     with mutant("icml26.monet.model.MoNet.fusion_features", _late_leaky):
+        got = _checks()
+    assert got["decoupled_streams"].verdict == DOES_NOT_HOLD, got["decoupled_streams"].method
+
+
+@pytest.mark.parametrize("broken", [_leak_from_step_9, _leak_on_slow_steps], ids=["from_step_9", "slow_block_steps"])
+def test_a_leak_late_or_only_on_slow_block_steps_fails_the_decoupling_check(broken):
+    """The third referee's leaks, which an 8-step window missed: the check follows two full cycles of the slowest
+    CMS block with the run's optimizer, so both show."""
+    with mutant("icml26.monet.model.MoNet.fusion_features", broken):
         got = _checks()
     assert got["decoupled_streams"].verdict == DOES_NOT_HOLD, got["decoupled_streams"].method

@@ -143,6 +143,14 @@ def test_joint_at_the_ceiling_invalidates_the_claim_against_joint(base):
     assert c.verdict == INCONCLUSIVE and c.reason == "setting invalid: joint_headroom_s1"
     for cid in ("monet_weak_probe_s1", "stop_gradient_weak_probe_s1", "monet_beats_baselines_s1"):
         assert got[cid].verdict == HOLDS, cid
+    # the third referee: that claim's control "holds" only because no arm has room; the report says it is no
+    # rejection and counts the controls of valid-setting claims apart (the core lets no control require a
+    # precondition, so the summary's count cannot drop it)
+    rep = _report(recs)
+    note = next(n for n in rep.notes if n.startswith("Controls of setting-invalid claims"))
+    n_ctl = sum(c.kind == "control" for c in rep.claims)
+    assert "monet_beats_joint_s1_ctl_coupled" in note and f"Of the {n_ctl - 1} controls" in note
+    assert not any(n.startswith("Controls of setting-invalid") for n in _report(_records(base)).notes)
 
 
 def test_the_stop_gradient_claim_fails_when_no_ema_starves_the_weak_stream(base):

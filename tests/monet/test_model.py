@@ -190,3 +190,88 @@ def test_a_state_dict_saved_before_steps_done_existed_still_loads():
     with pytest.warns(UserWarning, match="steps_done"):  # strict load: the missing counter is read as 0, as before
         fresh.load_state_dict(old)
     assert fresh.step_count == 0
+
+
+def _batches(n_steps, n=12):
+    g = torch.Generator().manual_seed(1)
+    return [
+        ({"audio": torch.randn(n, 6, generator=g), "visual": torch.randn(n, 5, generator=g)}, torch.arange(n) % 3)
+        for _ in range(n_steps)
+    ]
+
+
+@pytest.mark.parametrize("opt", ["sgd", "momentum"])
+def test_resuming_mid_period_continues_exactly(tmp_path, opt):
+    """The third referee: a model saved at step 10 (mid-period of the period-16 block) and resumed must take the same
+    steps as one never interrupted: the CMS chunk gradients and update counts travel in the state_dict (the
+    optimizers' own state, momentum here, is saved by the caller as in PyTorch)."""
+    kw = {"momentum": 0.9, "weight_decay": 1e-4} if opt == "momentum" else {}
+    batches = _batches(20)
+    straight = _model()
+    straight.configure_optimizers(0.05, torch.optim.SGD, **kw)
+    for b in batches:
+        straight.training_step(b)
+    first = _model()
+    opts = first.configure_optimizers(0.05, torch.optim.SGD, **kw)
+    for b in batches[:10]:
+        first.training_step(b)
+    torch.save(
+        {"model": first.state_dict(), "opts": {k: o.state_dict() for k, o in opts.items()}}, tmp_path / "ckpt.pt"
+    )
+    ckpt = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    torch.manual_seed(123)  # a different initialisation, overwritten by the checkpoint
+    resumed = MoNet(
+        {"audio": MLPEncoder(6, 8, 16), "visual": MLPEncoder(5, 8, 16)}, {"audio": 8, "visual": 8}, n_classes=3
+    )
+    resumed.load_state_dict(ckpt["model"])
+    for k, o in resumed.configure_optimizers(0.05, torch.optim.SGD, **kw).items():
+        o.load_state_dict(ckpt["opts"][k])
+    assert resumed.fusion.n_updates == [10, 2, 0]
+    for b in batches[10:]:
+        resumed.training_step(b)
+    assert resumed.fusion.n_updates == straight.fusion.n_updates == [20, 5, 1]
+    for (name, p), q in zip(straight.named_parameters(), resumed.parameters()):
+        torch.testing.assert_close(q, p, rtol=1e-6, atol=1e-7, msg=name)
+    inputs, _ = batches[0]
+    torch.testing.assert_close(resumed(inputs), straight(inputs), rtol=1e-6, atol=1e-7)
+
+
+def test_a_state_dict_without_the_cms_chunk_state_loads_with_a_warning():
+    model = _model()
+    old = {k: v for k, v in model.state_dict().items() if not k.endswith("_extra_state")}
+    fresh = _model()
+    with pytest.warns(UserWarning, match="not exact"):
+        fresh.load_state_dict(old)
+    assert fresh.fusion.n_updates == [0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "value, err",
+    [
+        (torch.tensor(-5), ValueError),
+        (torch.tensor(3.7), ValueError),
+        (torch.tensor(float("nan")), ValueError),
+        (torch.tensor([1, 2]), TypeError),
+        (5, TypeError),
+    ],
+)
+def test_a_bad_steps_done_is_refused_at_load_naming_it(value, err):
+    """The third referee: steps_done = -5 was accepted (step_count -5) and 3.7 truncated to 3."""
+    state = _model().state_dict()
+    state["steps_done"] = value
+    with pytest.raises(err, match="steps_done"):
+        _model().load_state_dict(state)
+    state["steps_done"] = torch.tensor(7.0)  # an integral float is read as the integer
+    fresh = _model()
+    fresh.load_state_dict(state)
+    assert fresh.step_count == 7
+
+
+def test_a_bad_cms_chunk_state_is_refused_at_load():
+    state = _model().state_dict()
+    state["fusion._extra_state"] = {"acc": [[None]], "n_updates": [0, 0, 0]}
+    with pytest.raises(ValueError, match="acc"):
+        _model().load_state_dict(state)
+    state["fusion._extra_state"] = {"acc": [[None] * 4] * 3, "n_updates": [0, -1, 0]}
+    with pytest.raises(ValueError, match="n_updates"):
+        _model().load_state_dict(state)

@@ -13,6 +13,7 @@ chunk-average gradient times ``eta``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -56,6 +57,11 @@ class ContinuumMemoryMLP(nn.Module):
 
     Parameters: ``dim`` (input = output width), ``periods`` (``C_l``, integers >= 1, default ``(1, 4, 16)``),
     ``hidden_mult`` (hidden width of each block as a multiple of ``dim``).
+
+    The ``state_dict`` holds, beside the weights, what an exact resumption needs (``_extra_state``): each block's
+    gradients accumulated within its current chunk and its update count ``n_updates``, so a model saved mid-period
+    and reloaded takes the same next slow-block step as one never interrupted (the optimizers' own state, e.g.
+    momentum, is the caller's to save, as in PyTorch).
     """
 
     def __init__(self, dim: int, periods: Sequence[int] = (1, 4, 16), hidden_mult: int = 2) -> None:
@@ -70,6 +76,59 @@ class ContinuumMemoryMLP(nn.Module):
         self._acc: list[list[torch.Tensor | None]] = [[None for _ in b.parameters()] for b in self.blocks]
         self.optimizers: list[torch.optim.Optimizer] = []
         self.n_updates = [0 for _ in self.periods]
+
+    def get_extra_state(self) -> dict:
+        """Each block's accumulated chunk gradients (``None`` where nothing is pending) and ``n_updates``."""
+        return {
+            "acc": [[None if a is None else a.detach().clone() for a in acc] for acc in self._acc],
+            "n_updates": list(self.n_updates),
+        }
+
+    def set_extra_state(self, state) -> None:
+        if not isinstance(state, dict) or set(state) != {"acc", "n_updates"}:
+            raise ValueError(f"the CMS extra state must be a dict with keys 'acc' and 'n_updates', got {state!r:.80}")
+        acc, n = state["acc"], state["n_updates"]
+        if (
+            not isinstance(n, (list, tuple))
+            or len(n) != len(self.periods)
+            or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in n)
+        ):
+            raise ValueError(f"n_updates must be {len(self.periods)} integers >= 0 (one per CMS block), got {n!r}")
+        shapes = [[tuple(p.shape) for p in b.parameters()] for b in self.blocks]
+        if (
+            not isinstance(acc, (list, tuple))
+            or len(acc) != len(shapes)
+            or any(len(a) != len(s) for a, s in zip(acc, shapes))
+            or any(
+                t is not None and (not isinstance(t, torch.Tensor) or tuple(t.shape) != sh)
+                for a, s in zip(acc, shapes)
+                for t, sh in zip(a, s)
+            )
+        ):
+            raise ValueError(
+                "the CMS accumulated gradients (acc) must hold, per block, one tensor (or None) of each parameter's "
+                f"shape {shapes}"
+            )
+        params = [list(b.parameters()) for b in self.blocks]
+        self._acc = [
+            [None if t is None else t.detach().to(p.device, p.dtype).clone() for t, p in zip(a, ps)]
+            for a, ps in zip(acc, params)
+        ]
+        self.n_updates = [int(v) for v in n]
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs):
+        key = prefix + "_extra_state"
+        if key not in state_dict:  # saved before the chunk state was saved: resume with empty accumulators, as then
+            warnings.warn(
+                f"{key!r} is missing from the state_dict (saved by an older icml26): the CMS blocks' accumulated "
+                "gradients and update counts restart empty, so resuming mid-period is not exact",
+                stacklevel=2,
+            )
+            state_dict[key] = {
+                "acc": [[None for _ in b.parameters()] for b in self.blocks],
+                "n_updates": [0] * len(self.periods),
+            }
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for block in self.blocks:

@@ -211,6 +211,14 @@ class MoNet(nn.Module):
                 stacklevel=2,
             )
             state_dict[key] = torch.zeros((), dtype=torch.long)
+        v = state_dict[key]
+        if not isinstance(v, torch.Tensor) or v.numel() != 1:
+            raise TypeError(f"{key!r} (step_count) must be a one-element tensor, got {v!r:.80}")
+        if v.is_complex() or not bool(torch.isfinite(v.double()).all()) or float(v) != int(float(v)) or float(v) < 0:
+            raise ValueError(
+                f"{key!r} (step_count) must be an integer >= 0 (the nested training steps taken), got {v.item()!r}"
+            )
+        state_dict[key] = v.reshape(()).to(torch.long)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, *args, **kwargs)
 
     @property
