@@ -50,6 +50,28 @@ def test_bad_parameters():
         CountICA(2).transform(X)
     with pytest.raises(TypeError, match="temporal_prior"):
         CountICA(2, temporal_prior=1).fit(X)
+    with pytest.raises(ValueError, match="covariance"):
+        CountICA(2, covariance="block").fit(X)
+    with pytest.raises(TypeError, match="fix_mixing"):
+        CountICA(2, fix_mixing=1).fit(X)
+    with pytest.raises(ValueError, match="fix_mixing=True needs init"):
+        CountICA(2, fix_mixing=True).fit(X)
+    with pytest.raises(ValueError, match=r"init must be a finite \(n_features, n_components\) = \(4, 2\)"):
+        CountICA(2, init=np.ones((3, 2))).fit(X)
+    with pytest.raises(ValueError, match="zero column"):
+        CountICA(2, init=np.array([[1.0, 0.0]] * 4)).fit(X)
+
+
+def test_init_array_and_fix_mixing(data):
+    """An ``init`` array is the start (unit columns); with ``fix_mixing`` the mixing stays exactly there while the
+    posterior and the prior are fitted (the ELBO still rises)."""
+    X, truth = data
+    G = truth.mixing
+    held = CountICA(2, 2, init=G, fix_mixing=True, max_epochs=15, tol=0.0, random_state=0).fit(X)
+    assert np.allclose(held.mixing_, G / np.linalg.norm(G, axis=0), atol=1e-6)
+    assert held.elbo_history_[-1] > held.elbo_history_[0]
+    free = CountICA(2, 2, init=G, max_epochs=15, tol=0.0, random_state=0).fit(X)
+    assert not np.allclose(free.mixing_, held.mixing_, atol=1e-4)  # without fix_mixing the mixing is trained
 
 
 def test_attributes_and_shapes(fitted, data):
