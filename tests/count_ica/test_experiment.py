@@ -25,6 +25,8 @@ KINDS = {
     "parity_high_no_temporal_prior": "control",
     "truth_start_stays_high": "claim",
     "truth_start_stays_high_factorised": "control",
+    "truth_elbo_not_beaten_high": "claim",
+    "truth_elbo_not_beaten_high_factorised": "control",
     "regime_viterbi_accuracy": "claim",
     "regime_viterbi_accuracy_one_regime": "control",
     "forward_backward_exact": "check",
@@ -86,7 +88,7 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
         return [("random", True, 1)] * k + [("random", False, 1)] * k
 
     fa = [("fastica", True, 1), ("fastica", False, 1)]
-    truth = [("array", True, 1, fam, fix) for fam in ("full", "diag") for fix in (False, True)]
+    truth = [("array", True, 1, fam, fix) for fam in ("full", "diag") for fix in (False, True, True)]
     assert inits == r(4) + fa + r(2) + truth + [("random", True, 2), ("random", True, 1)]
 
 

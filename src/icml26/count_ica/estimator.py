@@ -103,7 +103,10 @@ class CountICA(TransformerMixin, BaseEstimator):
     across components), ``fix_mixing`` (hold ``Gamma`` at an ``init`` array: fit only the posterior and the prior,
     e.g. known loadings, or the truth frozen in place), ``dtype``,
     ``random_state`` (an int, a ``RandomState`` or ``None``: seeds a torch generator local to ``fit``; torch's
-    global generator is left as it was), ``checkpoint_every``.
+    global generator is left as it was), ``checkpoint_every``, ``n_init`` (fits from that many starts, drawn from
+    ``random_state``, and keeps the one with the highest final ELBO: a label-free selection, as scikit-learn's
+    ``GaussianMixture(n_init=...)``; the first start is the ``n_init=1`` fit; with a checkpoint, start ``r`` writes
+    ``checkpoint.init{r}``).
 
     ``X`` is ``(n, T, K)`` (``n`` sequences of ``T`` times) or ``(n_samples, K)`` (``n_samples`` sequences of length
     1: a static PLN-ICA).  ``transform(X)`` returns the posterior means of the sources, ``(n, T, d)`` (``(n, d)``
@@ -139,6 +142,7 @@ class CountICA(TransformerMixin, BaseEstimator):
         dtype: str = "float32",
         random_state: int | None = 0,
         checkpoint_every: int = 50,
+        n_init: int = 1,
     ) -> None:
         self.n_components, self.n_regimes, self.variational = n_components, n_regimes, variational
         self.temporal_prior = temporal_prior
@@ -146,7 +150,7 @@ class CountICA(TransformerMixin, BaseEstimator):
         self.encoder_hidden, self.max_epochs, self.lr, self.weight_decay = encoder_hidden, max_epochs, lr, weight_decay
         self.batch_size, self.tol, self.patience, self.l2_mixing = batch_size, tol, patience, l2_mixing
         self.init, self.dtype, self.random_state, self.checkpoint_every = init, dtype, random_state, checkpoint_every
-        self.covariance, self.fix_mixing = covariance, fix_mixing
+        self.covariance, self.fix_mixing, self.n_init = covariance, fix_mixing, n_init
 
     # -- validation ------------------------------------------------------------------------------------------
     def _validate_params(self) -> None:
@@ -156,6 +160,7 @@ class CountICA(TransformerMixin, BaseEstimator):
         _check_int("max_epochs", self.max_epochs, 1)
         _check_int("patience", self.patience, 1)
         _check_int("checkpoint_every", self.checkpoint_every, 1)
+        _check_int("n_init", self.n_init, 1)
         if self.batch_size is not None:
             _check_int("batch_size", self.batch_size, 1)
         _check_pos("lr", self.lr)
@@ -244,11 +249,24 @@ class CountICA(TransformerMixin, BaseEstimator):
         self._validate_params()
         if d > K:
             raise ValueError(f"n_components must be <= n_features ({K}), got {d}")
-        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-        with torch.random.fork_rng(devices=[]):  # a local generator: torch's global state is restored on exit
-            torch.manual_seed(seed)
-            model = self._init_model(x, o, c, seed)
-        self._fit_loop(model, x, o, c, seed, checkpoint)
+        rng = check_random_state(self.random_state)
+        seeds = [int(rng.randint(2**31 - 1)) for _ in range(self.n_init)]  # start 0 is the single-start seed
+        best = None
+        for r, seed in enumerate(seeds):
+            with torch.random.fork_rng(devices=[]):  # a local generator: torch's global state is restored on exit
+                torch.manual_seed(seed)
+                model = self._init_model(x, o, c, seed)
+            ck = checkpoint if checkpoint is None or self.n_init == 1 else f"{os.fspath(checkpoint)}.init{r}"
+            self._fit_loop(model, x, o, c, seed, ck)
+            if self.n_init > 1:  # keep the start with the highest final ELBO (label-free, as GaussianMixture)
+                with torch.no_grad():
+                    elbo = float(self.model_.elbo(x, o, c)) / x.shape[0]
+                if best is None or elbo > best[0]:
+                    best = (elbo, self.model_, self.elbo_history_, self.stopped_early_)
+        if best is not None:
+            self.model_, self.elbo_history_, self.stopped_early_ = best[1:]
+            self.n_iter_ = len(self.elbo_history_)
+            self._set_attributes()
         return self
 
     def _init_model(self, x, o, c, seed: int) -> ARPLNICA:

@@ -29,7 +29,7 @@ level here is about 0.5 (random directions, the data-free rule).  The evidence i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -231,24 +231,34 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     sw["truth_params"] = _sw(cfg, truth_model(truth).sample(cfg.n_ppc, cfg.T, random_state=seed + 30_000)[0], ref, seed)
     out["sw"] = sw
     if sc in cfg.truth_start_scenarios:
-        out["truth_start"] = _truth_start(cfg, X, G, seed)
+        out["truth_start"] = _truth_start(cfg, X, G, est["ar"], seed)
     return out
 
 
-def _truth_start(cfg: Config, X, G: np.ndarray, seed: int) -> dict:
-    """Fits started at the true mixing (free, and frozen there: ``fix_mixing``) with the coupled posterior
-    (``full``) and the paper's factorised one (``diag``): does the fit stay at the truth, and does a fit that leaves
-    it reach a higher ELBO than the truth held fixed (an objective that prefers a wrong mixing)?  Same data, seed,
-    epochs and early stopping as every ARPLN arm."""
+def _truth_start(cfg: Config, X, G: np.ndarray, G_method: np.ndarray, seed: int) -> dict:
+    """Does the objective prefer the truth?  Per posterior family (``full``: coupled, ``diag``: the paper's
+    factorised one), with the seed's data:
+
+    - ``free``: a fit started at the true mixing (same epochs and early stopping as every arm): does it stay?
+    - ``frozen``: the posterior and the prior fitted with the mixing held at the truth, and ``frozen_drift`` the
+      same with the mixing held at a drifted answer (``full``: the main arm's fitted mixing ``G_method``; ``diag``:
+      the free fit's end point), both for all ``max_epochs`` epochs without early stopping, so the two ELBOs get the
+      same training (an early-stopped frozen fit trains its encoder less than a fit that keeps moving).  A drifted
+      mixing whose ELBO beats the truth's at equal training is an objective that prefers a wrong mixing."""
     out: dict = {}
     for fam in ("full", "diag"):
         free = _fit(cfg, X, seed, init=G, covariance=fam)
-        frozen = _fit(cfg, X, seed, init=G, covariance=fam, fix_mixing=True)
+        full_run = replace(cfg, tol=0.0)
+        frozen = _fit(full_run, X, seed, init=G, covariance=fam, fix_mixing=True)
+        drift = G_method if fam == "full" else free.mixing_
+        frozen_drift = _fit(full_run, X, seed, init=drift, covariance=fam, fix_mixing=True)
         out[fam] = {
             "cos": align_mixing(free.mixing_, G)[3].tolist(),
             "elbo": float(free.score(X)),
-            "frozen_elbo": float(frozen.score(X)),
             "epochs": int(free.n_iter_),
+            "frozen_elbo": float(frozen.score(X)),
+            "drift_cos": align_mixing(drift, G)[3].tolist(),
+            "frozen_drift_elbo": float(frozen_drift.score(X)),
         }
     return out
 
@@ -350,10 +360,13 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
 
 
 # design seeds only: 0-4 (reported until v2), 100-104 (reported in v3, then probed by the first referee), 300-304
-# (reported in v3b, then probed by the second referee) and 500-504 (reported in v3c, with the factorised posterior)
-DEV = tuple(range(5)) + tuple(range(100, 105)) + tuple(range(300, 305)) + tuple(range(500, 505))
+# (reported in v3b, then probed by the second referee), 500-504 (reported in v3c, with the factorised posterior) and
+# 600-604 (the first v3e run, before the equal-training ELBO comparison)
+DEV = (
+    tuple(range(5)) + tuple(range(100, 105)) + tuple(range(300, 305)) + tuple(range(500, 505)) + tuple(range(600, 605))
+)
 SEEDS_0_4, REPORTED_V3, REPORTED_V3B = list(range(5)), list(range(100, 105)), list(range(300, 305))
-REPORTED_V3C = list(range(500, 505))
+REPORTED_V3C, FIRST_V3E = list(range(500, 505)), list(range(600, 605))
 TUNING = (
     dict(
         variant="v1-v2 design (before v3): more than 12 variants of the estimator (lr, epochs, init random/pca/"
@@ -506,6 +519,20 @@ TUNING = (
         ".926, no prior .691, tuned FastICA .914; from the truth full .955 vs diag .768; Viterbi C=2 .81 vs C=1 .52. "
         "Nothing changed after it. Reported seeds 500-504 -> fresh 600-604",
     ),
+    dict(
+        variant="v3e first full run (then meant as the reference; dev seeds since): coupled posterior for every arm, "
+        "exact q(u), the truth-start claim; its truth-start table compared the ELBO of an early-stopped frozen fit "
+        "(~160 epochs) with fits that ran ~400 epochs, an unequal comparison",
+        seeds=FIRST_V3E,
+        outcome="claims 5/7 hold, controls reject 7/7, checks 3/3, preconditions 2/2 (759 s, --jobs 2). Moderate "
+        "|cos| main .907, no prior .717, FastICA-started .896, tuned FastICA .680, AMUSE .714; high main .837, no "
+        "prior .688, FastICA .910 (parity does not hold); from the truth full .959 (lower end .954), diag .771; "
+        "Viterbi .81 (lower end .809) vs .51. The main arm's high-coherence fits (|cos| .70-.88) reached ELBO/seq "
+        "-993..-1003, above the truth-started fits (-1001..-1004) and the early-stopped frozen truth (-1010..-1013). "
+        "Change after it (no threshold or setting of the other claims moved): the frozen fits run every epoch, the "
+        "main arm's mixing is frozen the same way, and the claim truth_elbo_not_beaten_high (threshold 0, the "
+        "issue's wording) with the factorised family as its control; reported seeds -> fresh 700-704",
+    ),
 )
 
 
@@ -513,7 +540,7 @@ EXPERIMENT = register(
     Experiment(
         slug="count_ica",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (600, 601, 602), "full": (600, 601, 602, 603, 604)},
+        seeds={"quick": (700, 701, 702), "full": (700, 701, 702, 703, 704)},
         measure=measure,
         judge=judge,
         threads=1,
