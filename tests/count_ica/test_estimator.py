@@ -50,6 +50,59 @@ def test_bad_parameters():
         CountICA(2).transform(X)
     with pytest.raises(TypeError, match="temporal_prior"):
         CountICA(2, temporal_prior=1).fit(X)
+    with pytest.raises(ValueError, match="covariance"):
+        CountICA(2, covariance="block").fit(X)
+    with pytest.raises(TypeError, match="fix_mixing"):
+        CountICA(2, fix_mixing=1).fit(X)
+    with pytest.raises(ValueError, match="fix_mixing=True needs init"):
+        CountICA(2, fix_mixing=True).fit(X)
+    with pytest.raises(ValueError, match=r"init must be a finite \(n_features, n_components\) = \(4, 2\)"):
+        CountICA(2, init=np.ones((3, 2))).fit(X)
+    with pytest.raises(ValueError, match="zero column"):
+        CountICA(2, init=np.array([[1.0, 0.0]] * 4)).fit(X)
+
+
+def test_n_init_keeps_the_start_with_the_highest_elbo(data):
+    """``n_init`` starts drawn from ``random_state``; the first is the single-start fit; the kept one has the highest
+    final ELBO of all starts (each start refitted alone gives the same ELBO)."""
+    X, _ = data
+    kw = dict(max_epochs=8, tol=0.0, encoder_hidden=4)
+    multi = CountICA(2, n_init=3, random_state=0, **kw).fit(X)
+    rng = np.random.RandomState(0)
+    seeds = [int(rng.randint(2**31 - 1)) for _ in range(3)]
+    single = CountICA(2, random_state=0, **kw).fit(X)
+    scores = []
+    for s in seeds:
+        m = CountICA(2, **kw)
+        m.random_state = _FixedSeed(s)
+        scores.append(m.fit(X).score(X))
+    assert scores[0] == pytest.approx(single.score(X), rel=1e-6)
+    assert multi.score(X) == pytest.approx(max(scores), rel=1e-6)
+    with pytest.raises(ValueError, match="n_init"):
+        CountICA(2, n_init=0).fit(X)
+
+
+class _FixedSeed(np.random.RandomState):
+    """A RandomState whose first ``randint`` returns a given seed (to refit one start of ``n_init`` alone)."""
+
+    def __init__(self, seed):
+        super().__init__(0)
+        self._seed = seed
+
+    def randint(self, *a, **k):
+        return self._seed
+
+
+def test_init_array_and_fix_mixing(data):
+    """An ``init`` array is the start (unit columns); with ``fix_mixing`` the mixing stays exactly there while the
+    posterior and the prior are fitted (the ELBO still rises)."""
+    X, truth = data
+    G = truth.mixing
+    held = CountICA(2, 2, init=G, fix_mixing=True, max_epochs=15, tol=0.0, random_state=0).fit(X)
+    assert np.allclose(held.mixing_, G / np.linalg.norm(G, axis=0), atol=1e-6)
+    assert held.elbo_history_[-1] > held.elbo_history_[0]
+    free = CountICA(2, 2, init=G, max_epochs=15, tol=0.0, random_state=0).fit(X)
+    assert not np.allclose(free.mixing_, held.mixing_, atol=1e-4)  # without fix_mixing the mixing is trained
 
 
 def test_attributes_and_shapes(fitted, data):
@@ -213,6 +266,27 @@ def test_baseline_and_metric_arguments_are_validated():
     with pytest.raises(ValueError, match="same N"):
         mcc(np.ones((4, 2)), np.ones((5, 2)))
     assert np.all(random_nonneg_mixing(6, 3, seed=0) >= 0)
+    from icml26.count_ica.baselines import random_mixing
+    from icml26.count_ica.metrics import align_mixing
+
+    with pytest.raises(ValueError, match=r"n_components must be in \[1, n_features = 4\]"):
+        amuse_log(np.random.default_rng(0).poisson(3.0, (3, 5, 4)), 5)
+    for f in (random_nonneg_mixing, random_mixing):
+        with pytest.raises(ValueError, match="n_features"):
+            f(0, 2)
+        with pytest.raises(ValueError, match="n_components"):
+            f(4, -1)
+    rng = np.random.default_rng(1)
+    S = rng.standard_normal((50, 2))
+    with pytest.raises(ValueError, match="estimated_sources must be finite"):
+        mcc(S, np.where(np.arange(50)[:, None] == 3, np.nan, S))
+    with pytest.raises(ValueError, match=r"estimated_sources has constant column\(s\) \[1\]"):
+        mcc(S, np.column_stack([S[:, 0], np.full(50, 2.0)]))
+    G = rng.standard_normal((5, 2))
+    with pytest.raises(ValueError, match=r"estimated has zero column\(s\) \[0\]"):
+        align_mixing(np.column_stack([np.zeros(5), G[:, 1]]), G)
+    with pytest.raises(ValueError, match="true must be finite"):
+        align_mixing(G, np.where(G > 0, np.inf, G))
 
 
 def test_mcc_is_one_for_permuted_rescaled_sources_and_low_for_independent_ones():

@@ -23,6 +23,10 @@ KINDS = {
     "posterior_predictive_sw_no_temporal_prior": "control",
     "parity_high": "claim",
     "parity_high_no_temporal_prior": "control",
+    "truth_start_stays_high": "claim",
+    "truth_start_stays_high_factorised": "control",
+    "truth_elbo_not_beaten_high": "claim",
+    "truth_elbo_not_beaten_high_factorised": "control",
     "regime_viterbi_accuracy": "claim",
     "regime_viterbi_accuracy_one_regime": "control",
     "forward_backward_exact": "check",
@@ -47,12 +51,14 @@ def test_quick_preset_end_to_end(quick_run):
     assert by_id["beats_ica_moderate"]["test"]["min_effect"] == 0.08
     b = result["budgets"]
     assert b["ARPLN-ICA (random start)"]["budget"] == b["ARPLN-ICA without temporal prior"]["budget"]
-    assert b["ARPLN-ICA (random start)"]["configs"] == 4  # the most starts of any scenario (4 at moderate)
+    assert b["ARPLN-ICA (random start)"]["configs"] == 2  # the most starts of any scenario (quick: 2 at moderate)
     assert "of FastICA's configurations" in b["FastICA (tuned)"]["note"]  # the gap is stated
     assert "random non-negative columns (data-free) |cos| (moderate)" in {
         x["name"] for x in by_id["beats_ica_moderate"]["baselines"]
     }
     assert "source_recovery_mcc" in result["tables"] and "temporal_prior_effect" in result["tables"]
+    assert "truth_start" in result["tables"]
+    assert by_id["truth_start_stays_high"]["controls"] == ["truth_start_stays_high_factorised"]
     for name in ("elbo_curve.png", "mixing_columns.png", "regime_paths.png", "report.md"):
         assert (run_dir / name).exists()
 
@@ -66,19 +72,24 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
     real = experiment._fit
 
     def spy(cfg, X, seed, **kw):
-        inits.append((kw.get("init", "random"), kw.get("temporal", True), kw.get("n_regimes", 1)))
+        init = kw.get("init", "random")
+        inits.append((init if isinstance(init, str) else "array", kw.get("temporal", True), kw.get("n_regimes", 1)))
+        if not isinstance(init, str):  # the truth-start fits: the true mixing, free and frozen, both families
+            inits[-1] += (kw["covariance"], kw.get("fix_mixing", False))
         return real(replace(cfg, max_epochs=2), X, seed, **kw)
 
     monkeypatch.setattr(experiment, "_fit", spy)
-    cfg = replace(experiment.QUICK, n=20, T=6, n_ppc=20, n_projections=10, regime_n=20, fastica_restarts=1)
+    cfg = replace(experiment.FULL, n=20, T=6, n_ppc=20, n_projections=10, regime_n=20, fastica_restarts=1)
     experiment.measure(cfg, 0)
     assert dict(cfg.method_restarts) == {"moderate": 4, "high": 2}  # the main arm and its control get equal starts
+    assert cfg.covariance == "full"  # every ARPLN arm uses the coupled posterior
 
     def r(k):
         return [("random", True, 1)] * k + [("random", False, 1)] * k
 
     fa = [("fastica", True, 1), ("fastica", False, 1)]
-    assert inits == r(4) + fa + r(2) + [("random", True, 2), ("random", True, 1)]
+    truth = [("array", True, 1, fam, fix) for fam in ("full", "diag") for fix in (False, True, True)]
+    assert inits == r(4) + fa + r(2) + truth + [("random", True, 2), ("random", True, 1)]
 
 
 def test_the_main_arm_is_the_best_of_its_random_starts_by_elbo(monkeypatch):

@@ -23,9 +23,12 @@ def _float64():
     torch.set_default_dtype(before)
 
 
-def _model(K=4, d=2, C=2, seed=0, mean_field=False):
+def _model(K=4, d=2, C=2, seed=0, mean_field=False, covariance="full"):
     torch.manual_seed(seed)
-    m = ARPLNICA(K, d, C, hidden=8, mlp=8, mean_field=mean_field).double()
+    m = ARPLNICA(K, d, C, hidden=8, mlp=8, mean_field=mean_field, covariance=covariance).double()
+    with torch.no_grad():  # a non-zero head, so the corrections (and the off-diagonal of Lc) are exercised
+        m.head.weight.normal_(0.0, 0.3)
+        m.head.bias.normal_(0.0, 0.3)
     with torch.no_grad():
         m.B.copy_(torch.tensor([[0.5, -0.3], [0.8, 0.2]])[:d, :C])
         m.b.copy_(torch.tensor([[0.1, -0.4], [0.3, 0.6]])[:d, :C])
@@ -52,21 +55,49 @@ def test_poisson_expectation_closed_form_vs_monte_carlo():
     assert torch.allclose(mc, closed, rtol=0.01)
 
 
-def test_moment_recursion_matches_simulation_of_the_variational_chain():
-    m = _model()
+def _noise(q, t, N, g):
+    """Draws of the variational chain's innovation at ``t``: ``psi_chol_t z``, ``(N, n, d)``."""
+    n, _, d = q["mu"].shape
+    return (q["psi_chol"][:, t] @ torch.randn(N, n, d, 1, generator=g)).squeeze(-1)
+
+
+@pytest.mark.parametrize("covariance", ["full", "diag"])
+def test_moment_recursion_matches_simulation_of_the_variational_chain(covariance):
+    m = _model(covariance=covariance)
     x, o = _data(n=2, T=4)
     with torch.no_grad():
         q = m(x, o)
     g = torch.Generator().manual_seed(2)
     N = 200_000
-    s = q["mu"][:, 0] + q["psit"][:, 0].sqrt() * torch.randn(N, 2, 2, generator=g)
+    s = q["mu"][:, 0] + _noise(q, 0, N, g)
     for t in range(1, 4):
         prev = s
-        s = q["Bt"][:, t] * s + q["bt"][:, t] + q["psit"][:, t].sqrt() * torch.randn(N, 2, 2, generator=g)
-        assert torch.allclose(s.mean(0), q["mu"][:, t], atol=0.02)
-        assert torch.allclose(s.var(0), q["Sigma"][:, t], rtol=0.03, atol=1e-3)
-        cov = ((s - s.mean(0)) * (prev - prev.mean(0))).mean(0)
-        assert torch.allclose(cov, q["cross"][:, t], atol=0.02)
+        s = q["Bt"][:, t] * s + q["bt"][:, t] + _noise(q, t, N, g)
+        assert torch.allclose(s.mean(0), q["mu"][:, t], atol=0.03)
+        c = s - s.mean(0)
+        full = torch.einsum("Nnd,Nne->nde", c, c) / N
+        assert torch.allclose(full, q["Sigma_full"][:, t], rtol=0.03, atol=0.012)  # ~5 MC standard errors
+        assert torch.allclose(s.var(0), q["Sigma"][:, t], rtol=0.03, atol=2e-3)
+        cov = (c * (prev - prev.mean(0))).mean(0)
+        assert torch.allclose(cov, q["cross"][:, t], atol=0.03)
+    # the factorised family has no cross-component covariance; the coupled one does (coherent columns)
+    off = q["Sigma_full"][..., 0, 1].abs().max()
+    assert (off < 1e-12) if covariance == "diag" else (off > 1e-3)
+
+
+@pytest.mark.parametrize("covariance", ["full", "diag"])
+def test_zero_head_starts_at_the_weighted_least_squares_posterior(covariance):
+    m = ARPLNICA(5, 3, 1, hidden=8, mlp=8, covariance=covariance).double()
+    x, o = _data(n=2, T=3, K=5)
+    with torch.no_grad():
+        q = m(x, o)
+        mu_ls, v_ls, L = m.weighted_ls(x, o, return_chol=True)
+        P_inv = torch.cholesky_inverse(L)
+    Psi = q["psi_chol"] @ q["psi_chol"].transpose(-1, -2)
+    want = P_inv if covariance == "full" else torch.diag_embed(v_ls)
+    assert torch.allclose(q["mu"], mu_ls, atol=1e-12)
+    assert torch.allclose(Psi, want, rtol=1e-6, atol=1e-9)
+    assert torch.allclose(q["logdet_psi"], torch.logdet(Psi), atol=1e-6)
 
 
 def _log_joint_minus_q(m, x, o, q, s, u):
@@ -81,7 +112,12 @@ def _log_joint_minus_q(m, x, o, q, s, u):
 
     u1 = u[..., 0, :]
     lp = lp + (m.pi[d, u1].log() + lnorm(s[..., 0, :], m.bbar[d, u1], m.psibar[d, u1])).sum(-1)
-    lq = lnorm(s[..., 0, :], q["mu"][:, 0], q["psit"][:, 0]).sum(-1)
+    Psi = q["psi_chol"] @ q["psi_chol"].transpose(-1, -2)
+
+    def lmvn(v, mean, t):
+        return torch.distributions.MultivariateNormal(mean, covariance_matrix=Psi[:, t]).log_prob(v)
+
+    lq = lmvn(s[..., 0, :], q["mu"][:, 0], 0)
     r = m.regime_posterior(m.expected_loglik(q))
     lq = lq + r["nu"][torch.arange(x.shape[0])[:, None], d, u1].log().sum(-1)
     for t in range(1, x.shape[1]):
@@ -89,14 +125,15 @@ def _log_joint_minus_q(m, x, o, q, s, u):
         mean = m.B[d, ut] * s[..., t - 1, :] + m.b[d, ut]
         lp = lp + (m.A[d, up, ut].log() + lnorm(s[..., t, :], mean, m.psi[d, ut])).sum(-1)
         qmean = q["Bt"][:, t] * s[..., t - 1, :] + q["bt"][:, t]
-        lq = lq + lnorm(s[..., t, :], qmean, q["psit"][:, t]).sum(-1)
+        lq = lq + lmvn(s[..., t, :], qmean, t)
         tau = r["tau"][:, t - 1]  # (n, d, C', C)
         lq = lq + tau[torch.arange(x.shape[0])[:, None], d, up, ut].log().sum(-1)
     return lp - lq
 
 
-def test_elbo_matches_monte_carlo_estimate():
-    m = _model(K=4, d=2, C=2, seed=3)
+@pytest.mark.parametrize("covariance", ["full", "diag"])
+def test_elbo_matches_monte_carlo_estimate(covariance):
+    m = _model(K=4, d=2, C=2, seed=3, covariance=covariance)
     x, o = _data(n=2, T=3, seed=3)
     with torch.no_grad():
         q = m(x, o)
@@ -104,9 +141,9 @@ def test_elbo_matches_monte_carlo_estimate():
         r = m.regime_posterior(m.expected_loglik(q))
         g = torch.Generator().manual_seed(4)
         N = 100_000
-        s = [q["mu"][:, 0] + q["psit"][:, 0].sqrt() * torch.randn(N, 2, 2, generator=g)]
+        s = [q["mu"][:, 0] + _noise(q, 0, N, g)]
         for t in range(1, 3):
-            s.append(q["Bt"][:, t] * s[-1] + q["bt"][:, t] + q["psit"][:, t].sqrt() * torch.randn(N, 2, 2, generator=g))
+            s.append(q["Bt"][:, t] * s[-1] + q["bt"][:, t] + _noise(q, t, N, g))
         s = torch.stack(s, -2)
         u = [torch.multinomial(r["nu"].reshape(-1, 2), N, replacement=True, generator=g).T.reshape(N, 2, 2)]
         for t in range(1, 3):
@@ -132,9 +169,56 @@ def test_regime_posterior_rows_sum_to_one_and_single_regime_has_no_kl():
     with torch.no_grad():
         q1 = m1(x, o)
         L = m1.expected_loglik(q1)
-        r1 = m1.regime_posterior(L)
-        prior = r1["logZ1"].sum(-1) + (r1["alpha"][:, :-1] * r1["logZ"]).sum((1, 2, 3))
+        prior = m1.regime_posterior(L)["log_norm"].sum(-1)
     assert torch.allclose(prior, L.sum((1, 2, 3)), atol=1e-10)  # C = 1: regime KLs vanish
+    assert torch.allclose(r["xi"].sum((-1, -2)), torch.ones(()), atol=1e-12)
+    assert torch.allclose(r["xi"].sum(-1), r["alpha"][:, :-1], atol=1e-12)  # pair marginals agree with marginals
+
+
+def test_regime_posterior_is_exact_against_enumeration_and_tighter_than_forward_only():
+    """``log_norm`` equals log sum over every path of ``p(u) prod exp L_t(u_t)``; ``alpha`` the path-enumerated
+    marginals; and the bound is >= the forward-only chain (``tau ∝ A exp L_t``) used until issue 56."""
+    import itertools
+
+    m = _model(d=2, C=2)
+    g = torch.Generator().manual_seed(5)
+    T = 4
+    L = 2.0 * torch.randn(3, T, 2, 2, generator=g)
+    r = m.regime_posterior(L)
+    logpi, logA = m.pi.log(), m.A.log()
+    for i in range(2):
+        lp = []
+        for path in itertools.product(range(2), repeat=T):
+            v = logpi[i, path[0]] + L[:, 0, i, path[0]]
+            for t in range(1, T):
+                v = v + logA[i, path[t - 1], path[t]] + L[:, t, i, path[t]]
+            lp.append((path, v))
+        lse = torch.logsumexp(torch.stack([v for _, v in lp]), 0)
+        assert torch.allclose(r["log_norm"][:, i], lse, atol=1e-10)
+        for t in range(T):
+            p1 = sum(torch.exp(v - lse) for path, v in lp if path[t] == 1)
+            assert torch.allclose(r["alpha"][:, t, i, 1], p1, atol=1e-10)
+    # the forward-only chain's collapsed bound (the pre-issue-56 family) is never above the exact one
+    a1 = logpi + L[:, 0]
+    alpha = [torch.softmax(a1, -1)]
+    logits = logA + L[:, 1:].unsqueeze(-2)
+    logZ, tau = torch.logsumexp(logits, -1), torch.softmax(logits, -1)
+    for t in range(T - 1):
+        alpha.append((alpha[-1].unsqueeze(-1) * tau[:, t]).sum(-2))
+    old = torch.logsumexp(a1, -1) + (torch.stack(alpha, 1)[:, :-1] * logZ).sum((1, 3))
+    assert torch.all(r["log_norm"] >= old - 1e-10) and torch.any(r["log_norm"] > old + 1e-3)
+
+
+def test_m_step_with_regimes_never_lowers_the_elbo():
+    """Baum-Welch monotonicity: with ``q(s)`` held, the closed-form M-step (exact ``q(u)``) cannot lower the ELBO."""
+    m = _model(C=2, seed=7)
+    x, o = _data(n=6, T=5, seed=7)
+    with torch.no_grad():
+        q = {k: v.detach() for k, v in m(x, o).items()}
+        before = m.elbo(x, o, q=q)
+        m.m_step(q)
+        after = m.elbo(x, o, q=q)
+    assert after >= before - 1e-9 and after > before + 1e-6
 
 
 def test_m_step_is_a_stationary_point_of_the_elbo():

@@ -71,6 +71,10 @@ def amuse_log(X, n_components: int, *, lag: int = 1) -> np.ndarray:
     Z = np.log(np.asarray(X, dtype=float) + 0.5)  # (n, T, K)
     if Z.ndim != 3 or Z.shape[1] <= lag:
         raise ValueError(f"X must be (n, T, K) with T > lag = {lag}, got shape {Z.shape}")
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)):
+        raise TypeError(f"n_components must be an integer, got {type(n_components).__name__}")
+    if not 1 <= n_components <= Z.shape[-1]:
+        raise ValueError(f"n_components must be in [1, n_features = {Z.shape[-1]}], got {n_components}")
     Z = Z - Z.reshape(-1, Z.shape[-1]).mean(0)
     evals, evecs = np.linalg.eigh(np.cov(Z.reshape(-1, Z.shape[-1]).T))
     top = np.argsort(evals)[::-1][:n_components]
@@ -105,8 +109,15 @@ def pca_log(X, n_components: int) -> np.ndarray:
     return PCA(n_components=n_components).fit(log_rows(X)).components_.T
 
 
+def _check_sizes(n_features, n_components) -> None:
+    for name, v in (("n_features", n_features), ("n_components", n_components)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+
+
 def random_mixing(n_features: int, n_components: int, seed: int | None = 0) -> np.ndarray:
     """Random Gaussian directions: the chance level of the aligned ``|cos|``."""
+    _check_sizes(n_features, n_components)
     return np.random.default_rng(seed).standard_normal((n_features, n_components))
 
 
@@ -114,4 +125,5 @@ def random_nonneg_mixing(n_features: int, n_components: int, seed=0) -> np.ndarr
     """The data-free rule: random non-negative columns ``|N(0, 1)|`` ``(K, d)``.  It looks at no data, yet its aligned
     ``|cos|`` to a mostly positive mixing is high (about .69 at moderate and .76 at high coherence here): the chance
     level a mixing-recovery claim must clear (the referee's finding, issue 56)."""
+    _check_sizes(n_features, n_components)
     return np.abs(np.random.default_rng(seed).standard_normal((n_features, n_components)))

@@ -98,9 +98,15 @@ class CountICA(TransformerMixin, BaseEstimator):
     ``max_epochs``, ``lr``, ``weight_decay``, ``batch_size`` (``None`` = full batch), ``tol``, ``patience``,
     ``l2_mixing``, ``init`` ``"random"`` (the paper's start: ``W = 0.01 N(0, 1)``, ``Gamma = W / ||W||`` random
     directions; the small scale lets each Adam step turn ``Gamma`` far) | ``"pca"`` | ``"fastica"`` (FastICA on
-    ``log(X + 0.5)``, unit columns), ``dtype``,
+    ``log(X + 0.5)``, unit columns) | a ``(K, d)`` array of starting columns, ``covariance`` ``"full"`` (the
+    posterior couples the components at each time; the default, issue 56) | ``"diag"`` (the paper's family, factorised
+    across components), ``fix_mixing`` (hold ``Gamma`` at an ``init`` array: fit only the posterior and the prior,
+    e.g. known loadings, or the truth frozen in place), ``dtype``,
     ``random_state`` (an int, a ``RandomState`` or ``None``: seeds a torch generator local to ``fit``; torch's
-    global generator is left as it was), ``checkpoint_every``.
+    global generator is left as it was), ``checkpoint_every``, ``n_init`` (fits from that many starts, drawn from
+    ``random_state``, and keeps the one with the highest final ELBO: a label-free selection, as scikit-learn's
+    ``GaussianMixture(n_init=...)``; the first start is the ``n_init=1`` fit; with a checkpoint, start ``r`` writes
+    ``checkpoint.init{r}``).
 
     ``X`` is ``(n, T, K)`` (``n`` sequences of ``T`` times) or ``(n_samples, K)`` (``n_samples`` sequences of length
     1: a static PLN-ICA).  ``transform(X)`` returns the posterior means of the sources, ``(n, T, d)`` (``(n, d)``
@@ -130,10 +136,13 @@ class CountICA(TransformerMixin, BaseEstimator):
         tol: float = 1e-4,
         patience: int = 10,
         l2_mixing: float = 0.0,
-        init: str = "random",
+        init="random",
+        covariance: str = "full",
+        fix_mixing: bool = False,
         dtype: str = "float32",
         random_state: int | None = 0,
         checkpoint_every: int = 50,
+        n_init: int = 1,
     ) -> None:
         self.n_components, self.n_regimes, self.variational = n_components, n_regimes, variational
         self.temporal_prior = temporal_prior
@@ -141,6 +150,7 @@ class CountICA(TransformerMixin, BaseEstimator):
         self.encoder_hidden, self.max_epochs, self.lr, self.weight_decay = encoder_hidden, max_epochs, lr, weight_decay
         self.batch_size, self.tol, self.patience, self.l2_mixing = batch_size, tol, patience, l2_mixing
         self.init, self.dtype, self.random_state, self.checkpoint_every = init, dtype, random_state, checkpoint_every
+        self.covariance, self.fix_mixing, self.n_init = covariance, fix_mixing, n_init
 
     # -- validation ------------------------------------------------------------------------------------------
     def _validate_params(self) -> None:
@@ -150,6 +160,7 @@ class CountICA(TransformerMixin, BaseEstimator):
         _check_int("max_epochs", self.max_epochs, 1)
         _check_int("patience", self.patience, 1)
         _check_int("checkpoint_every", self.checkpoint_every, 1)
+        _check_int("n_init", self.n_init, 1)
         if self.batch_size is not None:
             _check_int("batch_size", self.batch_size, 1)
         _check_pos("lr", self.lr)
@@ -160,8 +171,24 @@ class CountICA(TransformerMixin, BaseEstimator):
             raise TypeError(f"temporal_prior must be a bool, got {type(self.temporal_prior).__name__}")
         if self.variational not in ("ar", "mf"):
             raise ValueError(f"variational must be 'ar' or 'mf', got {self.variational!r}")
-        if self.init not in ("random", "pca", "fastica"):
-            raise ValueError(f"init must be 'random', 'pca' or 'fastica', got {self.init!r}")
+        if isinstance(self.init, str):
+            if self.init not in ("random", "pca", "fastica"):
+                raise ValueError(f"init must be 'random', 'pca', 'fastica' or a (K, d) array, got {self.init!r}")
+        else:
+            W0 = np.asarray(self.init, dtype=float)
+            if W0.shape != (self.n_features_in_, self.n_components) or not np.all(np.isfinite(W0)):
+                raise ValueError(
+                    f"init must be a finite (n_features, n_components) = {(self.n_features_in_, self.n_components)} "
+                    f"array of mixing columns, got shape {W0.shape}"
+                )
+            if np.any(np.linalg.norm(W0, axis=0) == 0):
+                raise ValueError("init has a zero column: every mixing column needs a direction")
+        if self.covariance not in ("full", "diag"):
+            raise ValueError(f"covariance must be 'full' or 'diag', got {self.covariance!r}")
+        if not isinstance(self.fix_mixing, bool):
+            raise TypeError(f"fix_mixing must be a bool, got {type(self.fix_mixing).__name__}")
+        if self.fix_mixing and isinstance(self.init, str):
+            raise ValueError("fix_mixing=True needs init to be a (K, d) array: the mixing to hold fixed")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
         if isinstance(self.offsets, str) and self.offsets not in ("zero", "logsum", "given"):
@@ -216,17 +243,30 @@ class CountICA(TransformerMixin, BaseEstimator):
     # -- fit -------------------------------------------------------------------------------------------------
     def fit(self, X, y=None, *, offsets=None, covariates=None, checkpoint: str | os.PathLike | None = None):
         """Fit by amortised variational EM.  ``X``: ``(n, T, K)`` non-negative integer counts."""
-        self._validate_params()
         x, o, c = self._prepare(X, offsets, covariates, reset=True)
         K, d = x.shape[2], self.n_components
+        self.n_features_in_ = K
+        self._validate_params()
         if d > K:
             raise ValueError(f"n_components must be <= n_features ({K}), got {d}")
-        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-        with torch.random.fork_rng(devices=[]):  # a local generator: torch's global state is restored on exit
-            torch.manual_seed(seed)
-            model = self._init_model(x, o, c, seed)
-        self.n_features_in_ = K
-        self._fit_loop(model, x, o, c, seed, checkpoint)
+        rng = check_random_state(self.random_state)
+        seeds = [int(rng.randint(2**31 - 1)) for _ in range(self.n_init)]  # start 0 is the single-start seed
+        best = None
+        for r, seed in enumerate(seeds):
+            with torch.random.fork_rng(devices=[]):  # a local generator: torch's global state is restored on exit
+                torch.manual_seed(seed)
+                model = self._init_model(x, o, c, seed)
+            ck = checkpoint if checkpoint is None or self.n_init == 1 else f"{os.fspath(checkpoint)}.init{r}"
+            self._fit_loop(model, x, o, c, seed, ck)
+            if self.n_init > 1:  # keep the start with the highest final ELBO (label-free, as GaussianMixture)
+                with torch.no_grad():
+                    elbo = float(self.model_.elbo(x, o, c)) / x.shape[0]
+                if best is None or elbo > best[0]:
+                    best = (elbo, self.model_, self.elbo_history_, self.stopped_early_)
+        if best is not None:
+            self.model_, self.elbo_history_, self.stopped_early_ = best[1:]
+            self.n_iter_ = len(self.elbo_history_)
+            self._set_attributes()
         return self
 
     def _init_model(self, x, o, c, seed: int) -> ARPLNICA:
@@ -240,6 +280,7 @@ class CountICA(TransformerMixin, BaseEstimator):
             hidden=self.encoder_hidden,
             mlp=self.encoder_hidden,
             mean_field=self.variational == "mf",
+            covariance=self.covariance,
             temporal=self.temporal_prior,
             predictive=self.predictive,
             fit_intercept=self.fit_intercept,
@@ -247,15 +288,20 @@ class CountICA(TransformerMixin, BaseEstimator):
         with torch.no_grad():
             logx = torch.log(x + 0.5) - o.unsqueeze(-1)
             model.intercept.copy_(logx.mean((0, 1)) if self.fit_intercept else torch.zeros(K))
-            if self.init == "pca":
+            init = self.init if isinstance(self.init, str) else "array"
+            if init == "pca":
                 Z = (logx - logx.mean((0, 1))).reshape(-1, K)
                 _, _, Vt = torch.linalg.svd(Z, full_matrices=False)
                 model.W.copy_(Vt[:d].T + 0.1 * torch.randn(K, d, dtype=x.dtype))
-            elif self.init == "fastica":
+            elif init == "fastica":
                 from .baselines import fastica_log
 
                 G0 = fastica_log(x.numpy(), d, random_state=seed)
                 model.W.copy_(torch.as_tensor(G0 / np.linalg.norm(G0, axis=0), dtype=x.dtype))
+            elif init == "array":
+                W0 = np.asarray(self.init, dtype=float)
+                model.W.copy_(torch.as_tensor(W0 / np.linalg.norm(W0, axis=0), dtype=x.dtype))
+        model.W.requires_grad_(not self.fix_mixing)
         return model
 
     def _fit_loop(self, model: ARPLNICA, x, o, c, seed: int, checkpoint) -> None:

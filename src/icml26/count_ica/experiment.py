@@ -29,7 +29,7 @@ level here is about 0.5 (random directions, the data-free rule).  The evidence i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -70,6 +70,10 @@ class Config:
     # estimator (identical for every ARPLN arm)
     max_epochs: int = 400
     lr: float = 5e-3
+    # the posterior family of every ARPLN arm: "full" couples the components at each time (issue 56, item 2);
+    # "diag" is the paper's factorised family (the control of truth_start_stays_high)
+    covariance: str = "full"
+    truth_start_scenarios: tuple[str, ...] = ("high",)  # where fits started at (and frozen at) the truth are run
     # random starts per ARPLN arm from a random start and scenario, the best by final ELBO (label-free); 4 at moderate
     # (v3c, the second referee: 2 starts changed verdicts), 2 at high (parity_high misses by ~0.3; time)
     method_restarts: tuple[tuple[str, int], ...] = (("moderate", 4), ("high", 2))
@@ -98,6 +102,7 @@ class Config:
     min_gain: float = 0.08
     chance_gain: float = 0.08  # over the data-free rule (was 0.3 over Gaussian directions until v3; see TUNING)
     parity_margin: float = 0.02
+    truth_start_cos: float = 0.95  # issue 56, item 2: "a fit started at the truth stays there (|cos| >= 0.95)"
     sw_ratio: float = 1.5
     regime_threshold: float = 0.8
     test: str = "ttest"
@@ -105,7 +110,19 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(n=60, T=12, max_epochs=60, n_ppc=200, n_projections=200, regime_n=50, fastica_restarts=3, chance_draws=5)
+# the quick preset is a smoke run (< 60 s): smaller data, 60 epochs, 2 / 1 random starts; its verdicts are not the
+# paper's (60 epochs leave even the factorised fit at the truth)
+QUICK = Config(
+    n=60,
+    T=12,
+    max_epochs=60,
+    method_restarts=(("moderate", 2), ("high", 1)),
+    n_ppc=200,
+    n_projections=200,
+    regime_n=50,
+    fastica_restarts=3,
+    chance_draws=5,
+)
 
 
 def _fun(cfg: Config, sc: str) -> str:
@@ -115,7 +132,17 @@ def _fun(cfg: Config, sc: str) -> str:
     return funs[sc]
 
 
-def _fit(cfg: Config, X, seed: int, *, init: str = "random", temporal: bool = True, n_regimes: int = 1) -> CountICA:
+def _fit(
+    cfg: Config,
+    X,
+    seed: int,
+    *,
+    init="random",
+    temporal: bool = True,
+    n_regimes: int = 1,
+    covariance: str | None = None,
+    fix_mixing: bool = False,
+) -> CountICA:
     return CountICA(
         cfg.n_components,
         n_regimes,
@@ -124,6 +151,8 @@ def _fit(cfg: Config, X, seed: int, *, init: str = "random", temporal: bool = Tr
         lr=cfg.lr,
         encoder_hidden=cfg.encoder_hidden,
         init=init,
+        covariance=cfg.covariance if covariance is None else covariance,
+        fix_mixing=fix_mixing,
         tol=cfg.tol,
         patience=cfg.patience,
         random_state=seed,
@@ -201,6 +230,36 @@ def _scenario(cfg: Config, sc: str, seed: int, with_picard: bool) -> dict:
     # the same sampling + SW code path with the generating parameters plugged in (checks `sample` itself)
     sw["truth_params"] = _sw(cfg, truth_model(truth).sample(cfg.n_ppc, cfg.T, random_state=seed + 30_000)[0], ref, seed)
     out["sw"] = sw
+    if sc in cfg.truth_start_scenarios:
+        out["truth_start"] = _truth_start(cfg, X, G, est["ar"], seed)
+    return out
+
+
+def _truth_start(cfg: Config, X, G: np.ndarray, G_method: np.ndarray, seed: int) -> dict:
+    """Does the objective prefer the truth?  Per posterior family (``full``: coupled, ``diag``: the paper's
+    factorised one), with the seed's data:
+
+    - ``free``: a fit started at the true mixing (same epochs and early stopping as every arm): does it stay?
+    - ``frozen``: the posterior and the prior fitted with the mixing held at the truth, and ``frozen_drift`` the
+      same with the mixing held at a drifted answer (``full``: the main arm's fitted mixing ``G_method``; ``diag``:
+      the free fit's end point), both for all ``max_epochs`` epochs without early stopping, so the two ELBOs get the
+      same training (an early-stopped frozen fit trains its encoder less than a fit that keeps moving).  A drifted
+      mixing whose ELBO beats the truth's at equal training is an objective that prefers a wrong mixing."""
+    out: dict = {}
+    for fam in ("full", "diag"):
+        free = _fit(cfg, X, seed, init=G, covariance=fam)
+        full_run = replace(cfg, tol=0.0)
+        frozen = _fit(full_run, X, seed, init=G, covariance=fam, fix_mixing=True)
+        drift = G_method if fam == "full" else free.mixing_
+        frozen_drift = _fit(full_run, X, seed, init=drift, covariance=fam, fix_mixing=True)
+        out[fam] = {
+            "cos": align_mixing(free.mixing_, G)[3].tolist(),
+            "elbo": float(free.score(X)),
+            "epochs": int(free.n_iter_),
+            "frozen_elbo": float(frozen.score(X)),
+            "drift_cos": align_mixing(drift, G)[3].tolist(),
+            "frozen_drift_elbo": float(frozen_drift.score(X)),
+        }
     return out
 
 
@@ -300,10 +359,14 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
     return out
 
 
-# design seeds only: 0-4 (reported until v2), 100-104 (reported in v3, then probed by the first referee) and 300-304
-# (reported in v3b, then probed by the second referee)
-DEV = tuple(range(5)) + tuple(range(100, 105)) + tuple(range(300, 305))
+# design seeds only: 0-4 (reported until v2), 100-104 (reported in v3, then probed by the first referee), 300-304
+# (reported in v3b, then probed by the second referee), 500-504 (reported in v3c, with the factorised posterior) and
+# 600-604 (the first v3e run, before the equal-training ELBO comparison)
+DEV = (
+    tuple(range(5)) + tuple(range(100, 105)) + tuple(range(300, 305)) + tuple(range(500, 505)) + tuple(range(600, 605))
+)
 SEEDS_0_4, REPORTED_V3, REPORTED_V3B = list(range(5)), list(range(100, 105)), list(range(300, 305))
+REPORTED_V3C, FIRST_V3E = list(range(500, 505)), list(range(600, 605))
 TUNING = (
     dict(
         variant="v1-v2 design (before v3): more than 12 variants of the estimator (lr, epochs, init random/pca/"
@@ -426,6 +489,58 @@ TUNING = (
         "Remaining gap: 4 configs x 400 epochs (method) vs 60 x 1000 iterations (FastICA: 3 funs x 1 or 10 "
         "restarts x 2 scenarios on the dev seeds)",
     ),
+    dict(
+        variant="v3c reference run (reported then, dev seeds since), factorised posterior: claims 0/6 hold",
+        seeds=REPORTED_V3C,
+        outcome="moderate |cos| main arm .770, without temporal prior .743, FastICA-started .828, tuned FastICA .682, "
+        "AMUSE .706, data-free rule .698; high: main .632, no prior .636, FastICA .911; Viterbi accuracy .51 (C=2) "
+        "vs .51 (C=1)",
+    ),
+    dict(
+        variant="v3d probes (issue 56 item 2): the posterior coupled across components (covariance='full': Psi_t "
+        "= R_t Lc_t Lc_t' R_t', R_t R_t' the least-squares covariance) against the paper's factorised one ('diag'), "
+        "and the exact forward-backward q(u); fits from the true mixing (free, and frozen with fix_mixing) and from "
+        "a random start (1 start), 400 epochs, the arms' early stopping",
+        seeds=[0, 1, 2],
+        outcome="high, from the truth: full .959 / .955 / .958, diag .767 (seed 0; ELBO/seq -1019 free vs -1107 "
+        "frozen: the factorised objective prefers a wrong mixing by ~90 nats/seq); full ELBO free -1009 / -1006 / "
+        "-1009 vs frozen -1018 / -1016 / -1019. Random start: full .912 / .908 / .723, diag .622 (seed 0). "
+        "Moderate (seeds 0, 1): from the truth .991 / .992, random .922 / .775. Seed 1 without early stopping: 400 "
+        "epochs .949, 1000 epochs .968; at 1000 epochs the truth frozen -997.9 vs the random fit's mixing (.908) "
+        "frozen -994.6 (seed 2: -1001.6 vs -1002.6 for a .723 fit): with the coupled posterior the objective's "
+        "preference for a wrong mixing is a few nats/seq, within what the encoder's training moves. Kept: full as "
+        "every ARPLN arm's family (nothing else changed; no threshold moved)",
+    ),
+    dict(
+        variant="v3d timing run of the full config (one seed, to size the preset)",
+        seeds=[1],
+        outcome="212 s per seed (5 seeds ~18 min with 1 job -> the reference run uses --jobs 2). |cos| moderate: "
+        "main .775, no prior .780, FastICA-started .909, tuned FastICA .663, AMUSE .703, data-free .689; high: main "
+        ".926, no prior .691, tuned FastICA .914; from the truth full .955 vs diag .768; Viterbi C=2 .81 vs C=1 .52. "
+        "Nothing changed after it. Reported seeds 500-504 -> fresh 600-604",
+    ),
+    dict(
+        variant="v3e first full run (then meant as the reference; dev seeds since): coupled posterior for every arm, "
+        "exact q(u), the truth-start claim; its truth-start table compared the ELBO of an early-stopped frozen fit "
+        "(~160 epochs) with fits that ran ~400 epochs, an unequal comparison",
+        seeds=FIRST_V3E,
+        outcome="claims 5/7 hold, controls reject 7/7, checks 3/3, preconditions 2/2 (759 s, --jobs 2). Moderate "
+        "|cos| main .907, no prior .717, FastICA-started .896, tuned FastICA .680, AMUSE .714; high main .837, no "
+        "prior .688, FastICA .910 (parity does not hold); from the truth full .959 (lower end .954), diag .771; "
+        "Viterbi .81 (lower end .809) vs .51. The main arm's high-coherence fits (|cos| .70-.88) reached ELBO/seq "
+        "-993..-1003, above the truth-started fits (-1001..-1004) and the early-stopped frozen truth (-1010..-1013). "
+        "Change after it (no threshold or setting of the other claims moved): the frozen fits run every epoch, the "
+        "main arm's mixing is frozen the same way, and the claim truth_elbo_not_beaten_high (threshold 0, the "
+        "issue's wording) with the factorised family as its control; reported seeds -> fresh 700-704",
+    ),
+    dict(
+        variant="which change moves the S-regime Viterbi accuracy: the factorised posterior (covariance='diag') with "
+        "the exact forward-backward q(u), regime data of one dev seed (report only, nothing chosen)",
+        seeds=[1],
+        outcome="C=2 accuracy per component .619 .986 .540 .682 .539 (mean .673; C=1 .516), against .81 with the "
+        "coupled posterior (timing run above) and .51-.52 with the forward-only q(u) and the factorised posterior "
+        "(every run before v3e): both changes contribute",
+    ),
 )
 
 
@@ -433,7 +548,7 @@ EXPERIMENT = register(
     Experiment(
         slug="count_ica",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (500, 501, 502), "full": (500, 501, 502, 503, 504)},
+        seeds={"quick": (700, 701, 702), "full": (700, 701, 702, 703, 704)},
         measure=measure,
         judge=judge,
         threads=1,

@@ -22,6 +22,7 @@ def align_mixing(estimated, true) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
         raise ValueError(f"estimated and true must be (K, d) matrices with the same K, got {E.shape} and {G.shape}")
     if E.shape[1] < G.shape[1]:
         raise ValueError(f"estimated must have at least as many columns as true ({G.shape[1]}), got {E.shape[1]}")
+    _finite_nonzero_columns(estimated=E, true=G)
     En = E / np.maximum(np.linalg.norm(E, axis=0, keepdims=True), 1e-300)
     Gn = G / np.maximum(np.linalg.norm(G, axis=0, keepdims=True), 1e-300)
     C = Gn.T @ En  # (d_true, d_est)
@@ -46,11 +47,23 @@ def mcc(true_sources, estimated_sources) -> np.ndarray:
     if E.shape[1] < S.shape[1]:
         raise ValueError(f"estimated_sources must have at least {S.shape[1]} columns, got {E.shape[1]}")
     Sc, Ec = S - S.mean(0), E - E.mean(0)
+    _finite_nonzero_columns("constant", true_sources=Sc, estimated_sources=Ec)
     Sc /= np.maximum(np.linalg.norm(Sc, axis=0), 1e-300)
     Ec /= np.maximum(np.linalg.norm(Ec, axis=0), 1e-300)
     C = np.abs(Sc.T @ Ec)
     rows, cols = linear_sum_assignment(-C)
     return C[rows, cols][np.argsort(rows)]
+
+
+def _finite_nonzero_columns(what: str = "zero", **arrays) -> None:
+    """Refuse NaN / inf entries and zero (or, centred, constant) columns: their cosine or correlation is undefined,
+    and a silent 0 / 1e-300 would score as a perfect or a null match."""
+    for name, A in arrays.items():
+        if not np.all(np.isfinite(A)):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+        bad = np.flatnonzero(np.linalg.norm(A, axis=0) <= 1e-12 * max(1.0, float(np.abs(A).max(initial=0.0))))
+        if bad.size:
+            raise ValueError(f"{name} has {what} column(s) {bad.tolist()}: the cosine / correlation is undefined")
 
 
 def standardized_log_counts(X, ref=None) -> np.ndarray:

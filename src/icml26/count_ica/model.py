@@ -8,21 +8,29 @@ Generative model (``d`` independent sources, ``C`` regimes per source, ``K`` cou
 
 Variational family ``q(s, u | x) = q(s | x) prod_i q(u^(i) | x)``:
 
-- ``q(s | x)``: per component a Gaussian Markov chain ``s_1 = m + N(0, psit_1)``, ``s_t = Bt_t s_{t-1} + bt_t +
-  N(0, psit_t)`` whose parameters come from a GRU over ``[log(1 + x_t), o_t, c]`` (bidirectional = smoothing;
-  ``predictive=True``: causal, so the posterior at ``t`` sees ``x_{1:t}`` only) and an MLP head, as corrections
-  around the weighted least-squares inversion of the log link (:meth:`ARPLNICA.weighted_ls`);
-  ``Bt = 0.95 tanh(.)``; ``mean_field=True`` sets ``Bt = 0``.  Moments: ``mu_t = Bt_t mu_{t-1} + bt_t``,
-  ``Sigma_t = psit_t + Bt_t^2 Sigma_{t-1}``, ``Cov(s_t, s_{t-1}) = Bt_t Sigma_{t-1}``.
-- ``q(u^(i))``: a Markov chain with closed-form transitions ``tau_t(c' -> c) = A(c', c) exp(L_t(c)) / Z_t(c')``,
-  ``L_t(c) = E_q log N(s_t; B_c s_{t-1} + b_c, psi_c)``; ``nu = pi exp(L_1) / Z_1``; marginals
-  ``alpha_t = alpha_{t-1} tau_t``.
+- ``q(s | x)``: a Gaussian Markov chain ``s_1 = m + N(0, Psi_1)``, ``s_t = D_t s_{t-1} + bt_t + N(0, Psi_t)``,
+  ``D_t = diag(Bt_t)``, whose parameters come from a GRU over ``[log(1 + x_t), o_t, c]`` (bidirectional =
+  smoothing; ``predictive=True``: causal, so the posterior at ``t`` sees ``x_{1:t}`` only) and an MLP head, as
+  corrections around the weighted least-squares inversion of the log link (:meth:`ARPLNICA.weighted_ls`);
+  ``Bt = 0.95 tanh(.)``; ``mean_field=True`` sets ``Bt = 0``.
+  ``covariance="diag"`` (the paper's family): ``Psi_t = diag(psit_t)``, the posterior factorised across
+  components.  ``covariance="full"`` (ours, issue 56): ``Psi_t = R_t Lc_t Lc_t' R_t'`` with ``R_t R_t' =
+  (Gamma' D_x Gamma)^-1`` the least-squares covariance (which couples components whose columns of ``Gamma`` are
+  coherent) and ``Lc_t`` a lower-triangular correction from the head (identity at a zero head).  The factorised
+  family cannot represent that coupling; at high coherence its ELBO then prefers a wrong, more orthogonal
+  ``Gamma`` to the truth (the referee's drift, issue 56).
+  Moments: ``mu_t = Bt_t mu_{t-1} + bt_t``, ``Sigma_t = Psi_t + D_t Sigma_{t-1} D_t``, ``Cov(s_t, s_{t-1}) =
+  D_t Sigma_{t-1}`` (only its diagonal enters the factorised prior).
+- ``q(u^(i))``: the exact posterior of the regime chain given the potentials ``exp L_t(c)``, ``L_t(c) = E_q log
+  N(s_t; B_c s_{t-1} + b_c, psi_c)`` (forward-backward: the optimal ``q(u)`` for the current ``q(s)``), written as
+  a Markov chain ``nu = q(u_1)``, ``tau_t(c' -> c) = q(u_t = c | u_{t-1} = c')``, marginals ``alpha_t``.  (Until
+  issue 56 the transitions used the forward message only, ``tau ∝ A exp(L_t)``: a valid but looser bound.)
 
-ELBO (closed form).  With this ``q(u)`` the regime and prior terms collapse to
-``log Z_1 + sum_{t>=2} sum_{c'} alpha_{t-1}(c') log Z_t(c')`` (for ``C = 1``: ``sum_t L_t``), so::
+ELBO (closed form).  With the optimal ``q(u)``, the regime and prior terms collapse to the chain's log-normaliser
+``log sum_u p(u) prod_t exp L_t(u_t)`` (for ``C = 1``: ``sum_t L_t``), so::
 
-    ELBO = sum_t [x_t . eta_t - sum_j exp(eta_tj + 1/2 (Gamma^2 Sigma_t)_j) - sum_j log x_tj!]
-           + log Z_1 + sum_{t>=2} alpha_{t-1} . log Z_t + 1/2 sum_t sum_i log(2 pi e psit_ti)
+    ELBO = sum_t [x_t . eta_t - sum_j exp(eta_tj + 1/2 (Gamma Sigma_t Gamma')_jj) - sum_j log x_tj!]
+           + sum_i log-normaliser_i + 1/2 sum_t log det(2 pi e Psi_t)
 
 with ``eta_t = o_t + mu0 + Gamma mu_t + M c``.
 """
@@ -62,9 +70,13 @@ class ARPLNICA(nn.Module):
         fit_intercept: bool = True,
         ar_init: float = 0.5,
         temporal: bool = True,
+        covariance: str = "full",
     ) -> None:
         super().__init__()
+        if covariance not in ("full", "diag"):
+            raise ValueError(f"covariance must be 'full' or 'diag', got {covariance!r}")
         K, d, C = n_features, n_components, n_regimes
+        self.covariance = covariance
         self.n_features, self.n_components, self.n_regimes, self.n_covariates = K, d, C, n_covariates
         self.temporal = temporal  # False: the AR coefficient B is held at 0 (i.i.d.-in-time source prior)
         if not temporal:
@@ -80,7 +92,8 @@ class ARPLNICA(nn.Module):
         self.gru = nn.GRU(in_dim, hidden, batch_first=True, bidirectional=not predictive)
         h = hidden * (1 if predictive else 2)
         self.mlp = nn.Sequential(nn.Linear(h + in_dim, mlp), nn.Tanh())
-        self.head = nn.Linear(mlp, 3 * d)  # bt, Bt (pre-tanh), psit (pre-sigmoid)
+        # bt, Bt (pre-tanh), psit (pre-sigmoid); "full": + the d (d - 1) / 2 strictly lower entries of Lc
+        self.head = nn.Linear(mlp, 3 * d + (d * (d - 1) // 2 if covariance == "full" else 0))
         # zero-initialised head: training starts from the weighted least-squares posterior (mean mu_ls, variance v_ls,
         # Bt = 0) instead of from random corrections around it
         nn.init.zeros_(self.head.weight)
@@ -111,43 +124,71 @@ class ARPLNICA(nn.Module):
         return torch.cat(parts, dim=-1)
 
     def forward(self, x: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None) -> dict:
-        """Variational parameters ``bt, Bt, psit`` ``(n, T, d)`` and moments ``mu, Sigma, cross`` (``cross_t =
-        Cov(s_t, s_{t-1})``, ``cross_1 = 0``)."""
+        """Variational parameters ``bt, Bt`` ``(n, T, d)``, ``psit`` (the diagonal of ``Psi_t``), ``psi_chol``
+        ``(n, T, d, d)`` (a square root of ``Psi_t``), ``logdet_psi`` ``(n, T)`` and the moments ``mu``, ``Sigma``
+        (marginal variances), ``Sigma_full`` ``(n, T, d, d)``, ``cross`` (``diag Cov(s_t, s_{t-1})``, ``cross_1 =
+        0``)."""
         inp = self._inputs(x, offsets, covariates)
         h, _ = self.gru(inp)
         z = self.head(self.mlp(torch.cat([h, inp], dim=-1)))
-        bt, Bt, pt = z.chunk(3, dim=-1)
+        d = self.n_components
+        bt, Bt, pt = z[..., :d], z[..., d : 2 * d], z[..., 2 * d : 3 * d]
         Bt = torch.zeros_like(Bt) if self.mean_field else 0.95 * torch.tanh(Bt)
         Bt = torch.cat([torch.zeros_like(Bt[:, :1]), Bt[:, 1:]], dim=1)  # t = 1 has no parent
         # Laplace-style baseline of the posterior (the encoder learns a correction around it): log(x + 1/2) is
         # eta + noise of variance ~ 1 / (x + 1/2), so the weighted least-squares source estimate is
-        # mu_ls = (Gamma' D Gamma)^-1 Gamma' D (log(x + 1/2) - eta_0), D = diag(x + 1/2), with marginal variances
-        # v_ls = diag((Gamma' D Gamma)^-1).  mu_t = mu_ls + sqrt(v_ls) network, psit = v_ls exp(network) (bounded).
-        mu_ls, v_ls = self.weighted_ls(x, offsets, covariates)
+        # mu_ls = (Gamma' D Gamma)^-1 Gamma' D (log(x + 1/2) - eta_0), D = diag(x + 1/2), with covariance
+        # (Gamma' D Gamma)^-1.  mu_t = mu_ls + sqrt(v_ls) network; Psi_t its covariance (or diagonal) rescaled.
+        mu_ls, v_ls, chol_P = self.weighted_ls(x, offsets, covariates, return_chol=True)
         lo, hi = math.log(_VAR_MIN), math.log(_VAR_MAX)
-        u0 = ((v_ls.log().clamp(lo + 1e-3, hi - 1e-3) - lo) / (hi - lo)).logit()
-        psit = torch.exp(lo + (hi - lo) * torch.sigmoid(pt + u0))
+        if self.covariance == "diag":
+            u0 = ((v_ls.log().clamp(lo + 1e-3, hi - 1e-3) - lo) / (hi - lo)).logit()
+            psit = torch.exp(lo + (hi - lo) * torch.sigmoid(pt + u0))
+            chol = torch.diag_embed(psit.sqrt())
+            logdet = psit.log().sum(-1)
+        else:
+            # R = L^-T (L L' = Gamma' D Gamma) is a square root of the least-squares covariance; Lc's diagonal is
+            # exp(g / 2), g bounded in (-10, 4) and 0 at a zero head (sigmoid(logit(10 / 14)) = 10 / 14)
+            eye = torch.eye(d, dtype=x.dtype, device=x.device)
+            R = torch.linalg.solve_triangular(chol_P, eye.expand_as(chol_P), upper=False).transpose(-1, -2)
+            g = -10.0 + 14.0 * torch.sigmoid(pt + math.log(10.0 / 4.0))
+            Lc = torch.diag_embed(torch.exp(0.5 * g))
+            if d > 1:
+                i, j = torch.tril_indices(d, d, offset=-1)
+                Lc = Lc.clone()
+                Lc[..., i, j] = z[..., 3 * d :]
+            chol = R @ Lc
+            psit = (chol**2).sum(-1)
+            logdet = -2.0 * chol_P.diagonal(dim1=-2, dim2=-1).log().sum(-1) + g.sum(-1)
         # the mean head is parameterised through the marginal means (same family: bt_t = mu_t - Bt_t mu_{t-1}), its
         # correction in units of the least-squares standard error (well-conditioned for rare and abundant features)
         mu = mu_ls + v_ls.sqrt() * bt
         bt = torch.cat([mu[:, :1], mu[:, 1:] - Bt[:, 1:] * mu[:, :-1]], dim=1)
-        sig, cross = [psit[:, 0]], [torch.zeros_like(psit[:, 0])]
+        Psi = chol @ chol.transpose(-1, -2)
+        sig, cross = [Psi[:, 0]], [torch.zeros_like(psit[:, 0])]
         for t in range(1, x.shape[1]):
-            cross.append(Bt[:, t] * sig[-1])
-            sig.append(psit[:, t] + Bt[:, t] ** 2 * sig[-1])
+            cross.append(Bt[:, t] * sig[-1].diagonal(dim1=-2, dim2=-1))
+            sig.append(Psi[:, t] + Bt[:, t].unsqueeze(-1) * sig[-1] * Bt[:, t].unsqueeze(-2))
+        Sigma_full = torch.stack(sig, 1)
         return {
             "bt": bt,
             "Bt": Bt,
             "psit": psit,
+            "psi_chol": chol,
+            "logdet_psi": logdet,
             "mu": mu,
-            "Sigma": torch.stack(sig, 1),
+            "Sigma": Sigma_full.diagonal(dim1=-2, dim2=-1),
+            "Sigma_full": Sigma_full,
             "cross": torch.stack(cross, 1),
         }
 
-    def weighted_ls(self, x: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None):
+    def weighted_ls(
+        self, x: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None, return_chol: bool = False
+    ):
         """Weighted least-squares sources ``mu_ls = (Gamma' D Gamma)^-1 Gamma' D (log(x + 1/2) - eta_0)`` and
         ``v_ls = diag((Gamma' D Gamma)^-1)``, ``D = diag(x_t + 1/2)`` (``eta_0`` = offsets + intercept + ``M c``):
-        ``(n, T, d)`` each.  The delta-method inverse of the Poisson log link, used as the encoder's baseline."""
+        ``(n, T, d)`` each (and, with ``return_chol``, the Cholesky factor of ``Gamma' D Gamma``, ridged).  The
+        delta-method inverse of the Poisson log link, used as the encoder's baseline."""
         G = self.Gamma
         zero = torch.zeros(x.shape[:2] + (self.n_components,), dtype=x.dtype, device=x.device)
         z0 = torch.log(x + 0.5) - self.eta(zero, offsets, covariates)
@@ -159,7 +200,7 @@ class ARPLNICA(nn.Module):
         L = torch.linalg.cholesky(P)
         mu = torch.cholesky_solve(torch.einsum("kd,ntk->ntd", G, w * z0).unsqueeze(-1), L).squeeze(-1)
         v = torch.cholesky_inverse(L).diagonal(dim1=-2, dim2=-1)
-        return mu, v
+        return (mu, v, L) if return_chol else (mu, v)
 
     # -- ELBO pieces -----------------------------------------------------------------------------------------
     def expected_loglik(self, q: dict) -> torch.Tensor:
@@ -173,18 +214,26 @@ class ARPLNICA(nn.Module):
         return torch.cat([first, rest], dim=1)
 
     def regime_posterior(self, L: torch.Tensor) -> dict:
-        """``q(u)``: ``log Z`` ``(n, T, d, C')`` (``t = 1``: ``Z_1`` in slot 0), ``nu``, ``tau`` ``(n, T-1, d, C,
-        C)``, marginals ``alpha`` ``(n, T, d, C)``."""
+        """Exact ``q(u)`` given the potentials ``L`` ``(n, T, d, C)`` (forward-backward in log space): ``log_norm``
+        ``(n, d)`` (the chain's log-normaliser, the ELBO's prior term), ``nu`` ``(n, d, C)``, ``tau`` ``(n, T-1,
+        d, C', C)`` (``q(u_t = c | u_{t-1} = c')``), marginals ``alpha`` ``(n, T, d, C)``, pair marginals ``xi``
+        ``(n, T-1, d, C', C)``."""
         logpi, logA = self.pi.clamp_min(1e-12).log(), self.A.clamp_min(1e-12).log()
-        a1 = logpi + L[:, 0]
-        logZ1 = torch.logsumexp(a1, dim=-1)
-        alpha = [torch.softmax(a1, dim=-1)]
-        logits = logA + L[:, 1:].unsqueeze(-2)  # (n, T-1, d, C', C)
-        logZ = torch.logsumexp(logits, dim=-1)  # (n, T-1, d, C')
-        tau = torch.exp(logits - logZ.unsqueeze(-1))
-        for t in range(tau.shape[1]):
-            alpha.append((alpha[-1].unsqueeze(-1) * tau[:, t]).sum(-2))
-        return {"logZ1": logZ1, "logZ": logZ, "nu": alpha[0], "tau": tau, "alpha": torch.stack(alpha, 1)}
+        T = L.shape[1]
+        fw = [logpi + L[:, 0]]
+        for t in range(1, T):
+            fw.append(torch.logsumexp(fw[-1].unsqueeze(-1) + logA, dim=-2) + L[:, t])
+        bw = [torch.zeros_like(fw[0])]
+        for t in range(T - 1, 0, -1):
+            bw.append(torch.logsumexp(logA + (L[:, t] + bw[-1]).unsqueeze(-2), dim=-1))
+        bw = bw[::-1]
+        log_norm = torch.logsumexp(fw[-1], dim=-1)
+        alpha = torch.softmax(torch.stack(fw, 1) + torch.stack(bw, 1), dim=-1)
+        # backward-conditioned transitions: tau_t(c' -> c) ∝ A(c', c) exp(L_t(c) + log beta_t(c))
+        logits = logA + (L[:, 1:] + torch.stack(bw[1:], 1)).unsqueeze(-2)  # (n, T-1, d, C', C)
+        tau = torch.softmax(logits, dim=-1)
+        xi = alpha[:, :-1].unsqueeze(-1) * tau
+        return {"log_norm": log_norm, "nu": alpha[:, 0], "tau": tau, "alpha": alpha, "xi": xi}
 
     def eta(self, mu: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None) -> torch.Tensor:
         """Log-intensity ``o_t + mu0 + Gamma mu_t + M c`` ``(n, T, K)``."""
@@ -205,15 +254,14 @@ class ARPLNICA(nn.Module):
         q = self(x, offsets, covariates) if q is None else q
         G = self.Gamma
         eta = self.eta(q["mu"], offsets, covariates)
-        var = q["Sigma"] @ (G**2).T
+        var = torch.einsum("kd,ntde,ke->ntk", G, q["Sigma_full"], G) if "Sigma_full" in q else q["Sigma"] @ (G**2).T
         pois = (x * eta - torch.exp(eta + 0.5 * var) - torch.lgamma(x + 1.0)).sum((1, 2))
         L = self.expected_loglik(q)
         if self.n_regimes == 1:
             prior = L.sum((1, 2, 3))
         else:
-            r = self.regime_posterior(L)
-            prior = r["logZ1"].sum(-1) + (r["alpha"][:, :-1] * r["logZ"]).sum((1, 2, 3))
-        ent = 0.5 * (_LOG2PI + 1.0 + q["psit"].log()).sum((1, 2))
+            prior = self.regime_posterior(L)["log_norm"].sum(-1)
+        ent = 0.5 * (self.n_components * (_LOG2PI + 1.0) + q["logdet_psi"]).sum(1)
         out = pois + prior + ent
         return out if per_sequence else out.sum()
 
@@ -222,11 +270,11 @@ class ARPLNICA(nn.Module):
     def m_step(self, q: dict, var_floor: float = 1e-4, max_coef: float = 1.5) -> None:
         """Maximise the ELBO over ``(pi, A, bbar, psibar, B, b, psi)`` given detached moments.
 
-        Weights ``w_t(c) = alpha_t(c)`` (``nu`` at ``t = 1``), pair weights ``xi_t(c', c) = alpha_{t-1}(c')
-        tau_t(c' -> c)``: ``pi = mean nu``, ``A ∝ sum xi``, ``bbar, psibar`` the ``nu``-weighted mean/variance of
-        ``s_1``, and ``(B_c, b_c)`` the ``w``-weighted least squares of ``s_t`` on ``(s_{t-1}, 1)`` in expectation,
-        ``psi_c`` its weighted mean squared residual.  (For ``C > 1`` this is the stationary point of the ELBO's
-        explicit dependence with ``q(u)`` held fixed.)
+        Weights ``w_t(c) = alpha_t(c)`` (the exact smoothed regime marginals), pair weights ``xi_t(c', c)``: ``pi =
+        mean alpha_1``, ``A ∝ sum xi``, ``bbar, psibar`` the ``alpha_1``-weighted mean/variance of ``s_1``, and
+        ``(B_c, b_c)`` the ``w``-weighted least squares of ``s_t`` on ``(s_{t-1}, 1)`` in expectation, ``psi_c`` its
+        weighted mean squared residual (Baum-Welch with Gaussian-AR emissions in expectation under ``q(s)``: the
+        maximiser of the ELBO with ``q(u)`` held fixed).
         """
         mu, S, X = q["mu"].unsqueeze(-1), q["Sigma"].unsqueeze(-1), q["cross"].unsqueeze(-1)
         n, T = mu.shape[:2]
@@ -234,8 +282,7 @@ class ARPLNICA(nn.Module):
             w = torch.ones(n, T, self.n_components, 1, dtype=mu.dtype)
         else:
             r = self.regime_posterior(self.expected_loglik(q))
-            w = r["alpha"]
-            xi = r["alpha"][:, :-1].unsqueeze(-1) * r["tau"]
+            w, xi = r["alpha"], r["xi"]
             self.pi.copy_((r["nu"].mean(0) + 1e-8) / (r["nu"].mean(0) + 1e-8).sum(-1, keepdim=True))
             cnt = xi.sum((0, 1)) + 1e-6
             self.A.copy_(cnt / cnt.sum(-1, keepdim=True))
