@@ -633,8 +633,8 @@ TUNING = (
         "seed 1 (1000, 0.3)) and its linear floor (0.05) at T = 1000, 2000, 4000, 8000 (a run per T, step per T); "
         "per-episode exact regret stored; candidate sublinearity statistics computed offline: (a) the brief's "
         "ratio of mean per-episode regret on [T/2, T] to [T/8, T/4); (b) the late share (on [T/2, T] over the "
-        "first window [0, T/8)) at T = 4000 only; (c) the late share, per seed its largest over the 4 horizons; (d) the "
-        "late per-episode regret over uniform play's (a level, not a fall)",
+        "first window [0, T/8)) at T = 4000 only; (c) the late share, per seed its largest over the 4 horizons; (d) "
+        "the late per-episode regret over uniform play's (a level, not a fall)",
         seeds=[0, 1] + _V3C,
         outcome="(a) OPO's [T/8, T/4) mean is exactly 0 in 4 of 28 runs (0/0) and its late window exceeds it in 10 (a "
         "converged learner's re-exploration bursts), so a ratio of two late windows cannot tell converged from "
