@@ -164,7 +164,7 @@ def window_ratio(gaps: np.ndarray) -> float:
     """Mean regret per episode over the last doubling window ``[T/2, T]`` divided by that over ``[T/4, T/2)``:
     about ``2^(p-1)`` for regret growing like ``T^p`` (0.71 for ``sqrt T``), 1 for linear regret.  ``nan`` when the
     earlier window's mean is below ``MIN_WINDOW_REGRET`` (a ratio of near-zero numbers says nothing).  Reported in a
-    table only; the sublinearity claim reads :func:`growth_exponent`."""
+    table only; the sublinearity claim reads :func:`late_share`."""
     T = len(gaps)
     late, early = float(np.mean(gaps[T // 2 :])), float(np.mean(gaps[T // 4 : T // 2]))
     return late / early if early >= MIN_WINDOW_REGRET else float("nan")

@@ -121,7 +121,8 @@ class OracleAgent:
 
     def track(self, contexts) -> np.ndarray:
         """Register contexts (e.g. a finite pool) so their policies are updated every episode (batched);
-        returns their row indices.  A context first seen later is replayed from episode 1 (same result)."""
+        returns their row indices.  A context first seen later is replayed from episode 1, or takes the state of a
+        tracked context with the same predicted models (same result; ``OPOCMDP._add_rows``)."""
         C = np.atleast_2d(np.asarray(contexts, dtype=float))
         for c in C:
             self._context(c)
