@@ -183,10 +183,10 @@ def late_share(gaps: np.ndarray, first_frac: float = 0.125) -> float:
 
     Why the FIRST window as the denominator (not a later doubling window such as ``[T/8, T/4)``): a learner that
     has converged pays exactly 0 regret for long stretches (22 of OPO-CMDP's 84 doubling windows after ``T/8`` in
-    the v3d dev probe are exactly 0), so a ratio of two late windows is 0/0 or a ratio of tiny numbers; every learner here starts from uniform play, so
-    its first window's mean is far from 0 (>= 0.06 per episode in every dev run) and the ratio is well defined
-    without a floor.  ``nan`` when the first window's mean is 0 (a learner optimal from the start; the judge counts
-    nan as not sublinear)."""
+    the v3d dev probe are exactly 0), so a ratio of two late windows is 0/0 or a ratio of tiny numbers; every
+    learner here starts from uniform play, so its first window's mean is far from 0 (>= 0.06 per episode in every
+    dev run) and the ratio is well defined without a floor.  ``nan`` when the first window's mean is 0 (a learner
+    optimal from the start; the judge counts nan as not sublinear)."""
     g = np.asarray(gaps, dtype=float)
     T = len(g)
     k = int(first_frac * T)
