@@ -53,3 +53,19 @@ def test_each_check_fails_under_a_mutant_of_the_code_it_guards(check):
     assert checks[check].verdict == DOES_NOT_HOLD, checks[check].test
     assert checks[check].test["n_violations"] > 0
     assert opo.OPOCMDP._step is _step and tabular.evaluate_policy is _evaluate  # the originals are back
+
+
+def _replay_counts_of_pi(self, logpi, n, rows):  # the replay kernel (contexts first seen late) with n += pi
+    out_lp, out_n = logpi, n
+    for j, (kf, kp) in enumerate(self.history, start=1):
+        new_lp, _, _ = _step(self, out_lp, out_n, rows, j, kf, kp)
+        out_lp, out_n = new_lp, out_n + np.exp(out_lp)
+    return out_lp, out_n
+
+
+def test_mdp_reference_also_guards_the_replay_kernel():
+    """A context's first policy in the check is a replay (it is first seen after episode 1), so a broken replay
+    kernel fails ``mdp_reference`` too."""
+    with mutant("icml26.opo_cmdp.opo.OPOCMDP._replay", _replay_counts_of_pi):
+        checks = _checks()
+    assert checks["mdp_reference"].verdict == DOES_NOT_HOLD, checks["mdp_reference"].test

@@ -22,7 +22,12 @@ def reference():
     return json.loads((ROOT / "results" / "opo_cmdp" / "result.json").read_text())
 
 
-HORIZON_FIELDS = ("final_at", "growth_exponent")  # measured for the sublinearity arms (OPO, linear floor) only
+HORIZON_FIELDS = (
+    "final_at",
+    "growth_exponent",
+    "late_share_at",
+    "late_share",
+)  # measured for the sublinearity arms (OPO, linear floor) only
 
 
 def _as_opo(records, arm):
@@ -47,10 +52,9 @@ BREAKS = {  # the arm put in OPO's place -> the claims it must break
 }
 
 
-# Where the claim's own rule does NOT separate the break at our scale (docs, "What is open"): the linear floor's
-# R_T over T in 1k-8k grows with exponent 0.77-0.89 (its OPO part dominates early), below the bar of 1, so the rule
-# passes it and only the control statement (the floor arm itself) keeps opo_sublinear from holding.
-RULE_PASSES_BREAK = {("opo_floor", "opo_sublinear")}
+# Where the claim's own rule does NOT separate the break at our scale: none since v3d (v3c's growth-exponent rule
+# passed the linear floor, 0.77-0.89 < 1; the late-share rule fails it by construction of its regret).
+RULE_PASSES_BREAK: set[tuple[str, str]] = set()
 
 
 @pytest.mark.parametrize("arm", sorted(BREAKS))
@@ -74,20 +78,41 @@ def test_every_claim_arm_pair_is_a_named_break_and_controls_reject(reference):
 
 def test_a_control_arm_that_passes_makes_its_claim_inconclusive(reference):
     records = copy.deepcopy(reference["records"])
-    for r, v in zip(records, (0.45, 0.5, 0.55, 0.48, 0.52)):  # OPO made clearly sublinear (sqrt(T)-like)
-        r["arms"]["opo"]["growth_exponent"] = v
-    for r, v in zip(records, (1.0, 0.99, 1.01, 1.0, 1.02)):  # the linear floor made linear
-        r["arms"]["opo_floor"]["growth_exponent"] = v
+    for r, v in zip(records, (0.02, 0.05, 0.0, 0.08, 0.03)):  # OPO made clearly sublinear
+        r["arms"]["opo"]["late_share"] = v
+    for r, v in zip(records, (0.45, 0.5, 0.7, 0.48, 0.62)):  # the linear floor as it is by construction
+        r["arms"]["opo_floor"]["late_share"] = v
     got = _judge(records, reference["seeds"])
     assert got["opo_sublinear"].verdict == HOLDS  # the control (linear floor) fails the rule
     for r in records:  # the linear floor given OPO's numbers: the sublinearity test cannot separate them
-        r["arms"]["opo_floor"]["growth_exponent"] = r["arms"]["opo"]["growth_exponent"]
+        r["arms"]["opo_floor"]["late_share"] = r["arms"]["opo"]["late_share"]
     got = _judge(records, reference["seeds"])
     assert got["opo_sublinear_ctl_floor"].verdict == DOES_NOT_HOLD
     assert got["opo_sublinear"].verdict != HOLDS
+    for r in records:  # an undefined late share (nan) counts as linear, never as sublinear
+        r["arms"]["opo"]["late_share"] = float("nan")
+    assert _judge(records, reference["seeds"])["opo_sublinear"].verdict != HOLDS
 
 
-def test_the_sublinearity_statistic_reads_growth_not_near_zero_ratios():
+def test_the_late_share_reads_falling_per_episode_regret_and_is_defined_at_zero():
+    from icml26.opo_cmdp.experiment import late_share
+
+    t = np.arange(1, 8001, dtype=float)
+    for p in (0.2, 0.5, 0.7):  # R_t = t^p: per-episode regret ~ the increments; closed form 2 (1 - 2^-p) 8^(p - 1)
+        g = np.diff(np.r_[0.0, t**p])
+        assert late_share(g) == pytest.approx(2 * (1 - 2**-p) * 8 ** (p - 1), rel=0.02)
+    assert late_share(np.full(8000, 0.3)) == pytest.approx(1.0)  # linear regret
+    converged = np.r_[np.full(300, 0.45), np.zeros(7700)]  # regret that stops growing: late windows exactly 0
+    assert late_share(converged) == 0.0
+    floor = np.r_[np.full(1000, 0.48), np.full(7000, 0.143)]  # a linear floor that learned everything at once
+    assert late_share(floor) >= 0.143 / 0.48 - 1e-12
+    assert math.isnan(late_share(np.r_[np.zeros(1000), np.full(7000, 0.1)]))  # optimal from the start: undefined
+    assert late_share(np.r_[np.full(100, 0.5), np.zeros(100)], first_frac=0.5) == 0.0
+    with pytest.raises(ValueError, match="first_frac"):
+        late_share(np.ones(4), first_frac=0.1)
+
+
+def test_growth_exponent_and_window_ratio_reported_only():
     from icml26.opo_cmdp.experiment import growth_exponent, window_ratio
 
     Ts = (1000, 2000, 4000, 8000)

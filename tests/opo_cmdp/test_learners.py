@@ -162,3 +162,64 @@ def test_bad_inputs_name_the_argument(small):
         ContextualLayeredMDP(context_pool=0)
     with pytest.raises(ValueError, match="mislead"):
         make_classes(env, mislead="some")
+
+
+def _random_episodes(agent, contexts, n_eps, seed, H, S, A):
+    rng = np.random.default_rng(seed)
+    for _ in range(n_eps):
+        c = contexts[rng.integers(len(contexts))]
+        pi, s, traj = agent.policy(c), 0, []
+        for h in range(H):
+            a = int(rng.choice(A, p=pi[h, s] / pi[h, s].sum()))
+            s2 = int(rng.integers(S)) if h + 1 < H else -1
+            traj.append((h, s, a, float(rng.random()), s2))
+            s = s2
+        agent.observe(c, traj)
+
+
+@pytest.mark.parametrize("gamma, sign", [(0.3, 1.0), (1.0, -1.0), (0.0, 1.0)])
+def test_fast_replay_equals_the_step_by_step_rule(gamma, sign):
+    """The replay kernel for contexts first seen late (issue 52 item 5) is the rule of ``_step``, episode by episode,
+    up to rounding: on the full lock, 150 episodes (8 epochs), bonus on, flipped and off."""
+    from icml26.opo_cmdp.experiment import FULL, _make
+
+    env, F, P, _ = _make(FULL, 0)
+    H, S, A = env.n_layers, env.n_states, env.n_actions
+    ag = OPOCMDP(F, P, H, S, A, T=300, eta_scale=1000.0, gamma=gamma, bonus_sign=sign)
+    _random_episodes(ag, env.contexts[:5], 150, 1, H, S, A)
+    rows = np.arange(8)
+    ag.track(env.contexts[:8])  # contexts 5..7 first seen now: replayed
+    lp, n = np.full((8, H, S, A), -np.log(A)), np.zeros((8, H, S, A))
+    for j, (kf, kp) in enumerate(ag.history, start=1):
+        lp, n, _ = ag._step(lp, n, rows, j, kf, kp)
+    fast_lp, fast_n = ag._replay(np.full((8, H, S, A), -np.log(A)), np.zeros((8, H, S, A)), rows)
+    np.testing.assert_allclose(np.exp(fast_lp), np.exp(lp), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast_n, n, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ag.policy(env.contexts[6]), np.exp(lp[6]), rtol=0, atol=1e-10)
+
+
+def test_contexts_the_models_cannot_tell_apart_share_one_state(monkeypatch):
+    """The per-context cache: a context first seen late whose predicted losses and dynamics equal a tracked
+    context's under every oracle pick so far takes that context's state; with the cache off (every key unique)
+    the replay gives the same policies."""
+    from icml26.opo_cmdp.experiment import FULL, _make
+
+    env, F, P, _ = _make(FULL, 0)
+    H, S, A = env.n_layers, env.n_states, env.n_actions
+    fresh = np.random.default_rng(5).normal(size=(60, env.context_dim))
+
+    def play(agent):
+        _random_episodes(agent, env.contexts[:3], 40, 2, H, S, A)
+        return np.array([agent.policy(c) for c in fresh])
+
+    cached = OPOCMDP(F, P, H, S, A, T=100, eta_scale=300.0, gamma=0.3)
+    replays = []
+    orig = OPOCMDP._replay
+    monkeypatch.setattr(
+        OPOCMDP, "_replay", lambda self, lp, n, rows: replays.append(len(rows)) or orig(self, lp, n, rows)
+    )
+    got = play(cached)
+    assert sum(replays) < len(fresh)  # some fresh contexts were served by the cache
+    monkeypatch.setattr(OPOCMDP, "_model_key", lambda self, row, pairs: str(row).encode())
+    plain = OPOCMDP(F, P, H, S, A, T=100, eta_scale=300.0, gamma=0.3)
+    np.testing.assert_allclose(got, play(plain), rtol=0, atol=1e-10)

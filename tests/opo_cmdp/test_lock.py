@@ -19,7 +19,7 @@ from icml26.opo_cmdp import (
     optimal_policy,
     run,
 )
-from icml26.opo_cmdp.experiment import Config, slope, window_ratio
+from icml26.opo_cmdp.experiment import FULL, Config, floor_level, late_share, slope, window_ratio
 
 
 @pytest.fixture
@@ -88,6 +88,31 @@ def test_linear_floor_keeps_a_share_of_uniform_play_and_window_ratio(lock):
     assert window_ratio(1.0 / np.sqrt(np.arange(1, 10_001))) == pytest.approx(2**-0.5, rel=0.02)
 
 
+def test_linear_floor_fails_the_late_share_bar_by_construction(lock):
+    """The floor's late per-episode regret is at least ``floor_level`` (the optimal policy mixed with uniform play)
+    whatever its own policy learned; its first window costs at most uniform play's: late share >= their ratio."""
+    env, F, P, _ = lock
+    c = floor_level(env, 0.05)
+    g = run(env, LinearFloor(OptimalPolicy(env), floor=0.05), 400, seed=0).per_episode_gap
+    assert c > 0 and np.allclose(g, c)  # the lock's structure is the same in every context: a constant per episode
+    assert late_share(g) == pytest.approx(1.0)
+    full = _full_lock()  # the shipped bar sits below the construction bound (0.143 / 0.483 = 0.30 on the full lock)
+    assert FULL.late_share_threshold < floor_level(full, FULL.floor) / _uniform_level(full)
+
+
+def _full_lock():
+    return ContextualCombinationLock(FULL.n_layers, FULL.n_states, FULL.n_actions, FULL.context_dim, 20, seed=0)
+
+
+def _uniform_level(env) -> float:
+    from icml26.opo_cmdp.tabular import evaluate_policy, optimal_policy
+
+    f, P = env.true_model(env.contexts)
+    _, V, _ = optimal_policy(f, P)
+    Vu, _ = evaluate_policy(np.full(f.shape, 1.0 / f.shape[-1]), f, P)
+    return float(np.mean(Vu[:, 0, 0] - V[:, 0, 0]))
+
+
 def test_flipped_bonus_is_pessimistic_and_bad_inputs_name_the_argument(lock):
     env, F, P, _ = lock
     up, down = OPOCMDP(F, P, 4, 3, 3, eta=1.0), OPOCMDP(F, P, 4, 3, 3, eta=1.0, bonus_sign=-1)
@@ -115,3 +140,7 @@ def test_flipped_bonus_is_pessimistic_and_bad_inputs_name_the_argument(lock):
         Config(opo_grid=((1.0,),))
     with pytest.raises(ValueError, match="T must be"):
         Config(T=4)
+    with pytest.raises(ValueError, match="first_frac"):
+        Config(first_frac=0.0)
+    with pytest.raises(ValueError, match="late_share_threshold"):
+        Config(late_share_threshold=1.5)

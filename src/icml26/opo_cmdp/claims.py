@@ -10,9 +10,12 @@
   interval); control: the sign-flipped arm's ratio;
 * claim ``opo_competitive``: OPO-CMDP's median regret at ``T`` is at most ``competitive_ratio`` times tuned optimistic
   greedy's median (per-seed ratio, whole interval); controls: the no-bonus and the sign-flipped arms;
-* claim ``opo_sublinear``: the growth exponent of ``R_T`` over ``T`` in ``horizons`` (a run per horizon, the step
-  set per horizon; per seed the slope of ``log R_T`` on ``log T``) is below 1 (whole interval); control: the
-  linear-floor arm;
+* claim ``opo_sublinear``: per-episode regret falls: at every ``T`` in ``horizons`` (a run per horizon, the step set
+  per horizon) the mean regret per episode over ``[T/2, T]`` is at most ``late_share_threshold`` times that over
+  the first window ``[0, first_frac T)`` (per seed the largest such late share over the horizons, whole interval;
+  :func:`~icml26.opo_cmdp.experiment.late_share`); control: the linear-floor arm, whose late share stays above its
+  floor's per-episode regret over uniform play's (0.30 on the lock) by construction.  The growth exponent of
+  ``R_T`` over the horizons (v3c's test, which the floor passed) is reported only;
 * checks ``cmab_equivalence``, ``mdp_reference`` (the MDP update with its bonus against a scalar-loop rewrite) and
   ``optimal_regret_zero`` (our code; each has a mutant test).
 """
@@ -185,28 +188,30 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
     )
     horizons = list(cfg.horizons)
 
-    def exponent(key: str) -> list[float]:  # undefined (some R_T <= 0: exact regret cannot be, unless the DP code is
-        v = np.array(_vals(arm, key, "growth_exponent"), dtype=float)  # broken) counts as 1, i.e. not sublinear
+    def share(key: str) -> list[float]:  # undefined (the first window's regret is 0: a learner optimal from the start,
+        v = np.array(_vals(arm, key, "late_share"), dtype=float)  # which no learner here is) counts as 1: linear
         return np.where(np.isfinite(v), v, 1.0).tolist()
 
     _controlled(
         report,
         judge_threshold(
             "opo_sublinear",
-            f"OPO-CMDP's regret is sublinear: the growth exponent of its exact regret R_T over T in {horizons} (a "
-            f"separate run per horizon, the step set for that T; per seed the least-squares slope of log R_T on log "
-            f"T: 1 for linear regret, 0.5 for sqrt(T)) is below {cfg.exponent_threshold:g} (whole 95% interval)",
-            ("OPO-CMDP: growth_exponent", exponent("opo")),
-            threshold=cfg.exponent_threshold,
-            sense="<",
+            f"OPO-CMDP's regret is sublinear: its per-episode regret falls, at every horizon T in {horizons} (a "
+            f"separate run per T, the step set for that T): the mean exact regret per episode over the second half "
+            f"[T/2, T] is at most {cfg.late_share_threshold:g} times that over the first window [0, "
+            f"{cfg.first_frac:g}T) (per seed the largest of these late shares over the horizons; 1 for linear regret, "
+            f"0.21 for sqrt(T); whole 95% interval)",
+            ("OPO-CMDP: late_share (max over horizons)", share("opo")),
+            threshold=cfg.late_share_threshold,
+            sense="<=",
             requires=[pre],
             units=units,
             controls=[c for c, _ in CONTROLS["opo_sublinear"]],
         ),
         arm,
-        "growth_exponent",
+        "late_share (max over horizons)",
         cfg,
-        transform=exponent,
+        transform=share,
     )
     report.add_claim(
         judge_every(
@@ -255,10 +260,14 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         "episode). A control holds when its arm fails the claim's rule."
     )
     report.add_note(
-        "Sublinearity is judged by the growth exponent of R_T across horizons (a run per T), not by the log-log "
-        "slope of one run's R_t (the linear-floor arm's slope over [T/4, T] is well below 1: its early exploration "
-        "dominates R_t) nor by the doubling-window ratio (a ratio of near-zero per-episode regrets; reported only, "
-        "nan below 1e-3 per episode). OPO-CMDP, optimistic greedy and epsilon-greedy are each evaluated on "
+        "Sublinearity is judged by the late share (mean regret per episode over [T/2, T] over that in the first "
+        f"window [0, {cfg.first_frac:g}T), the largest over the horizons {horizons}, a run per T): a linear-floor "
+        "learner pays its floor's per-episode regret late whatever it learns, so its late share stays above "
+        "floor / uniform per-episode regret by construction. Not by the growth exponent of R_T across horizons "
+        "(v3c; the floor's exponent over 1k-8k is below 1, so it cannot separate; reported in table horizons), "
+        "nor by the log-log slope of one run's R_t, nor by the ratio of two late doubling windows (0/0 once a "
+        "learner has converged; reported only, nan below 1e-3 per episode). OPO-CMDP, optimistic greedy and "
+        "epsilon-greedy are each evaluated on "
         f"{cfg.eval_streams} independent streams at their chosen settings; the beats-baselines and competitive "
         "claims read the per-seed medians. The MDP extension of OPO-CMAB (occupancy-based counterfactual bonus, "
         "doubling epochs, policy evaluation of pi_j on the optimistic loss) is our reconstruction; the paper's H^4 "
@@ -317,14 +326,26 @@ def _tables(cfg: Config, records: list[dict], arm: dict, report: Report) -> None
         for T2 in records[0]["arms"][key]["final_at"]:
             fin = np.array([a["final_at"][T2] for a in arm[key]])
             row[f"R_T at T={int(T2)} (mean ± sd)"] = f"{fin.mean():.1f} ± {_sd(fin):.1f}"
-        row["growth exponent per seed"] = "; ".join(f"{a['growth_exponent']:.3f}" for a in arm[key])
+        row["late share per seed (max over T)"] = "; ".join(f"{a['late_share']:.3f}" for a in arm[key])
+        row["growth exponent per seed (reported only)"] = "; ".join(f"{a['growth_exponent']:.3f}" for a in arm[key])
         rows.append(row)
+    lv, uv = np.array([r["floor_level"] for r in records]), np.array([r["uniform_level"] for r in records])
+    rows.append(
+        {
+            "method": f"by construction: floor's per-episode regret / uniform's ({cfg.floor:g} uniform play mixed into "
+            "the optimal policy; exact)",
+            "late share per seed (max over T)": "; ".join(f"{a / b:.3f}" for a, b in zip(lv, uv)),
+        }
+    )
     report.add_table(
         "horizons",
         rows,
         "The sublinearity claim's horizons: a separate run per horizon T (same seed, the step eta set for that T), "
-        "its exact regret R_T, and per seed the growth exponent (least-squares slope of log R_T on log T over the "
-        "horizons) that the claim reads.",
+        f"its exact regret R_T; per seed the late share the claim reads (mean regret per episode over [T/2, T] / over "
+        f"[0, {cfg.first_frac:g}T), the largest over the horizons; bar {cfg.late_share_threshold:g}), and the growth "
+        "exponent (least-squares slope of log R_T on log T; v3c's statistic, reported only). Last row: the linear "
+        "floor's guaranteed late per-episode regret over uniform play's, the level below which its late share "
+        "cannot fall while its first window costs no more than uniform play.",
     )
     rows = []
     for key in ("opo", "opo_floor", "opo_nobonus", "opt_greedy"):

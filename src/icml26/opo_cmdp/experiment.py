@@ -40,6 +40,7 @@ __all__ = [
     "slope",
     "window_ratio",
     "growth_exponent",
+    "late_share",
     "TUNING",
     "EXPERIMENT",
 ]
@@ -73,7 +74,10 @@ class Config:
     floor: float = 0.05  # the linear-floor control's share of uniform play
     slope_from: float = 0.25  # slopes of log R_t vs log t are fitted on t in [slope_from * T, T]
     slope_threshold: float = 0.9  # precondition: the no-bonus arm's slope is >= this (linear regret)
-    exponent_threshold: float = 1.0  # sublinearity: the growth exponent of R_T over `horizons` is < this
+    # sublinearity (v3d, set on dev seeds 0, 1, 200-204): per seed the largest late share over `horizons` (mean regret
+    # per episode in [T/2, T] over that in the first window [0, first_frac * T)) is <= late_share_threshold
+    first_frac: float = 0.125
+    late_share_threshold: float = 0.25
     optimism_ratio: float = 0.5  # optimism pays: R_T(arm) / R_T(no bonus) is <= this
     competitive_ratio: float = 2.0  # competitive: R_T(arm) / R_T(tuned optimistic greedy) is <= this
     k_wins: int = 4
@@ -116,6 +120,10 @@ class Config:
             raise ValueError(f"floor must lie in (0, 1], got {self.floor!r}")
         if not 0.0 < self.slope_from < 1.0:
             raise ValueError(f"slope_from must lie in (0, 1), got {self.slope_from!r}")
+        if not (isinstance(self.first_frac, (int, float)) and 0.0 < self.first_frac <= 0.5):
+            raise ValueError(f"first_frac must lie in (0, 0.5] (the first window ends by T/2), got {self.first_frac!r}")
+        if not (isinstance(self.late_share_threshold, (int, float)) and 0.0 < self.late_share_threshold < 1.0):
+            raise ValueError(f"late_share_threshold must lie in (0, 1), got {self.late_share_threshold!r}")
 
 
 FULL = Config()
@@ -156,15 +164,54 @@ def window_ratio(gaps: np.ndarray) -> float:
     """Mean regret per episode over the last doubling window ``[T/2, T]`` divided by that over ``[T/4, T/2)``:
     about ``2^(p-1)`` for regret growing like ``T^p`` (0.71 for ``sqrt T``), 1 for linear regret.  ``nan`` when the
     earlier window's mean is below ``MIN_WINDOW_REGRET`` (a ratio of near-zero numbers says nothing).  Reported in a
-    table only; the sublinearity claim reads :func:`growth_exponent`."""
+    table only; the sublinearity claim reads :func:`late_share`."""
     T = len(gaps)
     late, early = float(np.mean(gaps[T // 2 :])), float(np.mean(gaps[T // 4 : T // 2]))
     return late / early if early >= MIN_WINDOW_REGRET else float("nan")
 
 
+def late_share(gaps: np.ndarray, first_frac: float = 0.125) -> float:
+    """How much of its early per-episode regret a learner still pays late: the mean exact regret per episode over
+    the last doubling window ``[T/2, T]`` divided by that over the first window ``[0, first_frac * T)``.
+
+    For regret growing like ``T^p`` it is ``2 (1 - 2^-p) (1/first_frac)^(1-p)`` with the default 1/8: 1 for linear
+    regret, 0.21 for ``sqrt T``, 0.05 for ``T^0.2``, 0 for regret that stops growing.  A linear-floor learner (a share
+    ``phi`` of uniform play in every episode) pays at least the floor's own per-episode regret ``c_phi`` late (on
+    the lock, ``c_phi`` = the optimal policy mixed with ``phi`` uniform play; 0.143 at ``phi = 0.05``) and at most
+    about uniform play's per-episode regret early (0.48 on the lock), so its late share stays above ``c_phi / u``
+    (0.30) however well it learns: it fails a bar below that by construction of its regret.
+
+    Why the FIRST window as the denominator (not a later doubling window such as ``[T/8, T/4)``): a learner that
+    has converged pays exactly 0 regret for long stretches (22 of OPO-CMDP's 84 doubling windows after ``T/8`` in
+    the v3d dev probe are exactly 0), so a ratio of two late windows is 0/0 or a ratio of tiny numbers; every
+    learner here starts from uniform play, so its first window's mean is far from 0 (>= 0.06 per episode in every
+    dev run) and the ratio is well defined without a floor.  ``nan`` when the first window's mean is 0 (a learner
+    optimal from the start; the judge counts nan as not sublinear)."""
+    g = np.asarray(gaps, dtype=float)
+    T = len(g)
+    k = int(first_frac * T)
+    if not 1 <= k <= T // 2:
+        raise ValueError(f"late_share needs 1 <= first_frac * T <= T/2, got first_frac={first_frac!r}, T={T}")
+    first, late = float(np.mean(g[:k])), float(np.mean(g[T // 2 :]))
+    return late / first if first > 0 else float("nan")
+
+
+def floor_level(env, floor: float) -> float:
+    """Exact mean (over the env's contexts) per-episode regret of the optimal policy mixed with ``floor`` uniform
+    play at every step: the per-episode regret a linear-floor learner pays however well its own policy learns."""
+    from .tabular import evaluate_policy, optimal_policy
+
+    f, P = env.true_model(env.contexts)
+    pi, V, _ = optimal_policy(f, P)
+    mix = (1.0 - floor) * pi + floor / pi.shape[-1]
+    Vm, _ = evaluate_policy(mix, f, P)
+    return float(np.mean(Vm[:, 0, 0] - V[:, 0, 0]))
+
+
 def growth_exponent(horizons, regrets) -> float:
     """Least-squares slope of ``log R_T`` on ``log T`` over the horizons (a separate run per ``T``): about ``p`` for
-    regret growing like ``T^p`` (0.5 for ``sqrt T``, 1 for linear).  ``nan`` (undefined, no floor) unless every
+    regret growing like ``T^p`` (0.5 for ``sqrt T``, 1 for linear).  Reported only since v3d (the linear floor's
+    exponent over 1k-8k is 0.84: it cannot separate).  ``nan`` (undefined, no floor) unless every
     ``R_T`` is positive (exact regret is >= 0; the lock's learners all start with positive regret)."""
     r = np.asarray(regrets, dtype=float)
     if len(r) != len(horizons) or len(r) < 2:
@@ -403,7 +450,7 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
             ]
             rec["final_median"] = float(np.median(rec["final_streams"]))
         if name in LONG_ARMS:
-            rec["final_at"] = {}
+            rec["final_at"], rec["late_share_at"] = {}, {}
             for T2 in cfg.horizons:
                 g2 = (
                     gaps
@@ -411,8 +458,13 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
                     else run(env, _agent(cfg, name, F, P, env, T2, scale, opo=chosen), T2, seed).per_episode_gap
                 )
                 rec["final_at"][str(T2)] = float(np.sum(g2))
+                rec["late_share_at"][str(T2)] = late_share(g2, cfg.first_frac)
             rec["growth_exponent"] = growth_exponent(cfg.horizons, list(rec["final_at"].values()))
+            # the claim reads the largest late share over the horizons (nan, undefined, propagates: not sublinear)
+            rec["late_share"] = float(np.max(list(rec["late_share_at"].values())))
         out["arms"][name] = rec
+    out["floor_level"] = floor_level(env, cfg.floor)
+    out["uniform_level"] = float(out["arms"]["uniform"]["final"]) / cfg.T
     out["sweep"] = {}
     for S, A in cfg.sweep_sizes:
         e, f, p, _ = _make(cfg, seed, S, A)
@@ -432,6 +484,7 @@ def _windows(T: int) -> list[tuple[int, int]]:
 
 _OLD = [0, 1, 2, 3, 4]  # the seeds every run before evidence v3 reported (dev seeds since v3)
 _V3 = [100, 101, 102, 103, 104]  # v3/v3b's reported seeds, looked at by two referees' design probes: dev since v3c
+_V3C = [200, 201, 202, 203, 204]  # v3c's reported seeds, used to design v3d's sublinearity test: dev since v3d
 TUNING = (
     dict(
         variant="v1 (07197c3..98860b3): the spec's sigmoid/softmax contextual MDP with 31 decoys, loss_offset 0 and "
@@ -567,17 +620,50 @@ TUNING = (
         "(OPO's exponents 0.42, 0.29, 0.16; the linear floor's 0.94, 0.90, 0.89 also below 1); controls 5/6, checks "
         "3/3. With seeds 0, 1: OPO beats optimistic greedy in 3 of 5 dev seeds. Nothing was changed after it",
     ),
+    dict(
+        variant="v3c reference run (the v3c code) on its reported seeds, read for the v3d design: the stored "
+        "records (windows of the T=4000 run, R_T per horizon, each seed's chosen step)",
+        seeds=_V3C,
+        outcome="the linear floor's doubling windows stay at 0.143-0.162 per episode from T/8 on (0.46 in seed 202 "
+        "until T/2); OPO's windows [T/4, T/2) and [T/2, T] are exactly 0 in 5 of 10. These seeds become dev seeds "
+        "(the reported seeds of v3d are fresh: 310-314)",
+    ),
+    dict(
+        variant="v3d design probe: OPO-CMDP at each seed's chosen step (v3c's tuning picks; seed 0 (10000, 0.3), "
+        "seed 1 (1000, 0.3)) and its linear floor (0.05) at T = 1000, 2000, 4000, 8000 (a run per T, step per T); "
+        "per-episode exact regret stored; candidate sublinearity statistics computed offline: (a) the brief's "
+        "ratio of mean per-episode regret on [T/2, T] to [T/8, T/4); (b) the late share (on [T/2, T] over the "
+        "first window [0, T/8)) at T = 4000 only; (c) the late share, per seed its largest over the 4 horizons; (d) "
+        "the late per-episode regret over uniform play's (a level, not a fall)",
+        seeds=[0, 1] + _V3C,
+        outcome="(a) OPO's [T/8, T/4) mean is exactly 0 in 4 of 28 runs (0/0) and its late window exceeds it in 10 (a "
+        "converged learner's re-exploration bursts), so a ratio of two late windows cannot tell converged from "
+        "linear: rejected; (b) OPO 0-0.10, floor 0.31-0.72; (c) OPO 0.056-0.187 per seed (seeds 0, 1, 200-204: "
+        "0.109, 0.094, 0.120, 0.100, 0.141, 0.187, 0.056), floor 0.44-0.81; adopted (every horizon, the stricter); "
+        "(d) not adopted (not a fall). Bar 0.25: above OPO's dev maximum 0.187 and below the floor's construction "
+        "bound 0.295 (its exact late per-episode regret 0.1427, the optimal policy mixed with 5% uniform play, the "
+        "same on every lock, over uniform play's 0.483), so the floor fails by construction while its first window "
+        "costs no more than uniform play (<= 0.47 in every dev run); a pure power law T^p meets it for p <= 0.55. "
+        "First window 1/8 and bar 0.25 fixed here; the growth exponent and the window ratio stay reported only",
+    ),
+    dict(
+        variant="v3d: floor_level (the lock's exact floor regret, a constant of the lock's structure) printed once "
+        "on seed 300 while writing it",
+        seeds=[300],
+        outcome="0.1427 (the same as seeds 0 and 200); no learner was run on seed 300. Out of caution the v3d "
+        "reported seeds skip it: 310-314 (quick 310-312), seen by nothing before the reference run",
+    ),
 )
 
 EXPERIMENT = register(
     Experiment(
         slug="opo_cmdp",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": (200, 201, 202), "full": (200, 201, 202, 203, 204)},
+        seeds={"quick": (310, 311, 312), "full": (310, 311, 312, 313, 314)},
         measure=measure,
         judge=judge,
         threads=1,
-        dev_seeds=tuple(_OLD + _V3),
+        dev_seeds=tuple(_OLD + _V3 + _V3C + [300]),
         tuning=TUNING,
     )
 )

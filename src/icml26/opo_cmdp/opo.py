@@ -39,6 +39,19 @@ def _dims(name: str, v) -> int:
     return int(v)
 
 
+def _append(buf: np.ndarray | None, used: int, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``buf[:used]`` with the rows ``new`` appended, in a buffer that at least doubles when full; returns ``(view of
+    the used rows, buffer)``."""
+    need = used + len(new)
+    if buf is None or need > len(buf):
+        grown = np.empty((max(need, 2 * (0 if buf is None else len(buf))),) + new.shape[1:], dtype=new.dtype)
+        if used:
+            grown[:used] = buf[:used]
+        buf = grown
+    buf[used:need] = new
+    return buf[:need], buf
+
+
 class OracleAgent:
     """Shared machinery: logged data, epoch schedule, oracle refits and per-context model predictions.
 
@@ -70,6 +83,7 @@ class OracleAgent:
         self._C = np.zeros((0, 0))
         self._fpred = np.zeros((0,))
         self._ppred = np.zeros((0,))
+        self._Cbuf = self._fbuf = self._pbuf = None
         self.t = 0  # episodes observed
         self.s0 = 0  # the start state every trajectory must begin in (OPOCMDP's s0)
         self.kf, self.kp = 0, 0  # current oracle picks
@@ -107,7 +121,8 @@ class OracleAgent:
 
     def track(self, contexts) -> np.ndarray:
         """Register contexts (e.g. a finite pool) so their policies are updated every episode (batched);
-        returns their row indices.  A context first seen later is replayed from episode 1 (same result)."""
+        returns their row indices.  A context first seen later is replayed from episode 1, or takes the state of a
+        tracked context with the same predicted models (same result; ``OPOCMDP._add_rows``)."""
         C = np.atleast_2d(np.asarray(contexts, dtype=float))
         for c in C:
             self._context(c)
@@ -118,9 +133,11 @@ class OracleAgent:
             start = len(self._keys)
             for i, c in enumerate(N):
                 self._keys[c.tobytes()] = start + i
-            self._C = N if start == 0 else np.concatenate([self._C, N])
-            self._fpred = f if start == 0 else np.concatenate([self._fpred, f])
-            self._ppred = p if start == 0 else np.concatenate([self._ppred, p])
+            # amortised growth (capacity doubling): copying every tracked context's predictions for each new context
+            # made N contexts first seen one at a time cost O(N^2) copies of [K, H, S, A(, S)] arrays
+            self._C, self._Cbuf = _append(self._Cbuf, start, N)
+            self._fpred, self._fbuf = _append(self._fbuf, start, f)
+            self._ppred, self._pbuf = _append(self._pbuf, start, p)
             self._add_rows(np.arange(start, start + len(N)))
         return np.array([self._keys[c.tobytes()] for c in C])
 
@@ -249,17 +266,95 @@ class OPOCMDP(OracleAgent):
         self.eta, self.gamma, self.s0 = float(eta), float(gamma), int(s0)
         shape = (0, self.H, self.S, self.A)
         self._logpi, self._n = np.zeros(shape), np.zeros(shape)
+        self._twins: dict[bytes, int] = {}  # the per-context cache: model key -> a tracked row (see _add_rows)
+        self._twin_pairs: tuple = ()
         self.bonus_trace: list[float] = []  # per episode: mean over tracked contexts of E_{q_j}[b_j] (diagnostic)
         self.entropy_trace: list[float] = []  # per episode: mean policy entropy (diagnostic)
 
     def _add_rows(self, rows: np.ndarray) -> None:
+        """State of contexts first seen now.  A context that every model used so far maps to the same losses and
+        dynamics as a tracked context (the same ``f_hat(c)``, ``P_hat(c)`` for each oracle pick in the history) went
+        through the same updates, so it takes that context's state (the per-context cache); any other is replayed
+        through every past update (:meth:`_replay`)."""
         k = len(rows)
         logpi = np.full((k, self.H, self.S, self.A), -np.log(self.A))
         n = np.zeros((k, self.H, self.S, self.A))
-        for j, (kf, kp) in enumerate(self.history, start=1):  # replay for contexts first seen now
-            logpi, n, _ = self._step(logpi, n, rows, j, kf, kp)
+        if self.history:
+            pairs = tuple(dict.fromkeys(self.history))  # the distinct oracle picks so far, in order of first use
+            if pairs != self._twin_pairs:  # a new pick: the cache's keys change (rare: at most one per epoch)
+                self._twin_pairs = pairs
+                self._twins = {}
+                for r in range(len(self._logpi)):
+                    self._twins.setdefault(self._model_key(r, pairs), r)
+            keys = [self._model_key(r, pairs) for r in rows]
+            todo = [i for i, key in enumerate(keys) if key not in self._twins]
+            for i, key in enumerate(keys):
+                if key in self._twins:
+                    logpi[i], n[i] = self._logpi[self._twins[key]], self._n[self._twins[key]]
+            if todo:
+                logpi[todo], n[todo] = self._replay(logpi[todo], n[todo], rows[todo])
+            for key, r in zip(keys, rows):
+                self._twins.setdefault(key, int(r))
         self._logpi = np.concatenate([self._logpi, logpi])
         self._n = np.concatenate([self._n, n])
+
+    def _model_key(self, row: int, pairs: tuple) -> bytes:
+        """What the rule sees of a context: its predicted losses and dynamics under each oracle pick used so far."""
+        return b"".join(self._fpred[row, kf].tobytes() + self._ppred[row, kp].tobytes() for kf, kp in pairs)
+
+    def _replay(self, logpi: np.ndarray, n: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The updates of episodes ``1..t`` for contexts first seen after episode ``t``: the rule of :meth:`_step`
+        (module docstring), reorganised for speed, since a context first seen at episode ``t`` costs ``t - 1``
+        sequential steps on a few dozen numbers, where numpy's per-call overhead is the whole cost.  Per epoch (a run
+        of episodes with the same oracle picks) the models are sliced once; per step the occupancy and the
+        backward induction share ``M_h(s, s') = sum_a pi_h(a|s) P_h(s'|s, a)`` (``d_{h+1} = d_h M_h``, ``V_h = r_h +
+        M_h V_{h+1}`` with ``r_h(s) = sum_a pi_h(a|s) l~_h(s, a)``), with plain ``matmul`` instead of ``einsum``
+        and no shape checks.  Equal to :meth:`_step` replayed episode by episode up to rounding (``test_learners``:
+        1e-12 on the full lock with its bonus on); the ``mdp_reference`` check compares a context's first policy
+        (a replay) with the scalar-loop rule."""
+        H, S = self.H, self.S
+        k = len(rows)
+        d = np.zeros((k, H, 1, S))  # the state distribution per layer, as row vectors
+        d[:, 0, 0, self.s0] = 1.0
+        # backward induction as one matmul per layer: V'_h = B_h V'_{h+1} with V' = (V, 1) and B_h = [[M_h, r_h],
+        # [0, 1]], so V_h = M_h V_{h+1} + r_h
+        B = np.zeros((k, H, S + 1, S + 1))
+        B[:, :, S, S] = 1.0
+        V = np.zeros((k, H + 1, S + 1, 1))
+        V[:, H, S, 0] = 1.0
+        Mout = B[:, :, :S, None, :S]  # [k, H, S, 1, S]: where matmul(pi, P) writes M
+        rout = B[:, :, :S, S]  # [k, H, S]
+        Mh = [B[:, h, :S, :S] for h in range(H)]
+        dh = [d[:, h] for h in range(H)]  # [k, 1, S]
+        Bh = [B[:, h] for h in range(H)]
+        Vh = [V[:, h] for h in range(H + 1)]  # [k, S + 1, 1]
+        Vn = V[:, 1:, None, :S]  # [k, H, 1, S, 1]: the next layer's value
+        c = 0.5 * self.gamma / np.sqrt(S * self.A)  # b_j = min(1, c sqrt(j) / (1 + n_j))
+        eta, sign, matmul, exp, add, maximum = self.eta, self.bonus_sign, np.matmul, np.exp, np.add, np.maximum
+        j, hist = 0, self.history
+        while j < len(hist):
+            kf, kp = hist[j]
+            end = j
+            while end < len(hist) and hist[end] == (kf, kp):
+                end += 1
+            f, p = self._models(rows, kf, kp)  # [k, H, S, A], [k, H, S, A, S]
+            for jj in range(j + 1, end + 1):  # episodes j+1..end (1-based)
+                pi = exp(logpi)
+                matmul(pi[..., None, :], p, out=Mout)  # M_h(s, s') = sum_a pi_h(a|s) P_h(s'|s, a)
+                for h in range(H - 1):
+                    matmul(dh[h], Mh[h], out=dh[h + 1])  # d_{h+1} = d_h M_h
+                q = d.transpose(0, 1, 3, 2) * pi  # q_h(s, a) = d_h(s) pi_h(a|s)
+                b = np.minimum(1.0, (c * np.sqrt(jj)) / (1.0 + n))
+                lt = np.maximum(0.0, f - b) if sign > 0 else np.minimum(1.0, f + b)
+                add.reduce(pi * lt, axis=-1, out=rout)  # r_h(s) = sum_a pi_h(a|s) l~_h(s, a)
+                for h in range(H - 1, -1, -1):
+                    matmul(Bh[h], Vh[h + 1], out=Vh[h])
+                logpi = logpi - eta * (lt + matmul(p, Vn)[..., 0])  # Q = l~ + P V_{h+1}
+                m = maximum.reduce(logpi, axis=-1, keepdims=True)
+                logpi = logpi - (m + np.log(add.reduce(exp(logpi - m), axis=-1, keepdims=True)))
+                n = n + q
+            j = end
+        return logpi, n
 
     def _step(self, logpi, n, rows, j, kf, kp):
         f, p = self._models(rows, kf, kp)
