@@ -22,10 +22,17 @@ SEED = E.EXPERIMENT.seeds["quick"][0]
 CFG = replace(
     E.QUICK,
     digits=False,
-    n_splits=5,
+    n_train=200,
+    train_steps=30,
+    n_cal=60,
+    n_test=30,
+    n_splits=3,
+    n_mc=100,
     e2e_calibrations=6,
-    n_volume_x=4,
+    n_volume_x=3,
     n_linear_instances=3,
+    n_grid_instances=3,
+    n_opt_seeds=1,
     n_interp_x=4,
     figure_seed=None,
 )
@@ -152,7 +159,8 @@ def _rerun(cfg, units: int, rng) -> dict:
 
 def test_missing_plus_one_is_caught_in_95_percent_of_reruns():
     """The full preset's sizes (5 seeds x 2 dims x 120 calibrations x 50 test pairs), 200 reruns each: unbroken, both
-    checks hold in >= 95%; with the rank's +1 missing, ``coverage`` fails in >= 95% (issue 46: it was ~50%)."""
+    checks hold in >= 95%; with the rank's +1 missing, ``coverage`` does not hold in >= 95% (issue 46: with v2's
+    n_cal values 24-49 it did not hold in 95 of 200 reruns and was inconclusive in the rest)."""
     cfg, units, reruns = E.FULL, len(E.EXPERIMENT.seeds["full"]), 200
     cfg = replace(cfg, e2e_calibrations=cfg.e2e_calibrations * len(cfg.dims))  # both dims of a seed, one unit
     rng = np.random.default_rng(46)
@@ -160,6 +168,6 @@ def test_missing_plus_one_is_caught_in_95_percent_of_reruns():
     with mutant("icml26.crel._reliability._rank", _missing_plus_one):
         bad = [_rerun(cfg, units, rng) for _ in range(reruns)]
     held = np.mean([v["coverage"] == HOLDS and v["coverage_upper"] == HOLDS for v in ok])
-    caught = np.mean([v["coverage"] != HOLDS for v in bad])
+    caught = np.mean([v["coverage"] == DOES_NOT_HOLD for v in bad])
     assert held >= 0.95, held
     assert caught >= 0.95, caught
