@@ -48,7 +48,7 @@ def test_quick_preset_runs_and_judges_every_claim(quick_run):
         if c["kind"] == "claim":
             assert c["controls"] and all(by_id[k]["kind"] == "control" for k in c["controls"]), c["id"]
     assert not set(result["seeds"]) & set(result["dev_seeds"]) and result["tuning"]
-    assert by_id["coverage"]["test"]["unit"] == "seed" and by_id["coverage"]["test"]["n_units"] == 3
+    assert by_id["coverage"]["test"]["unit"] == "calibration" and by_id["coverage"]["test"]["n_units"] == 600
     # interpretability is judged against the trivial rule worst-of-K (and the average metric)
     assert {b["name"] for b in by_id["interpretability_digits"]["baselines"]} == {
         "worst-of-K separation",
