@@ -58,12 +58,15 @@ class SyntheticProblem:
         h = 0.6 + 0.2 * np.abs(x)
         return h[:, None, None] * Q * self.scales[None, None, :]
 
-    def sample(self, x: np.ndarray, rng: np.random.Generator, p_fail: float | None = None) -> np.ndarray:
-        """One ``y`` per entry of ``x`` (shape ``(n, d)``)."""
+    def sample(
+        self, x: np.ndarray, rng: np.random.Generator, p_fail: float | None = None, scale: float = 1.0
+    ) -> np.ndarray:
+        """One ``y`` per entry of ``x`` (shape ``(n, d)``); ``scale`` multiplies the noise ``A(x) eps`` (1: the true
+        law; > 1: a blurrier sampler), the failure shift is unchanged."""
         x = np.asarray(x, dtype=float).ravel()
         p = self.p_fail if p_fail is None else p_fail
         A = self.factor(x)
-        y = self.mean(x) + np.einsum("nij,nj->ni", A, rng.standard_normal((x.size, self.d)))
+        y = self.mean(x) + scale * np.einsum("nij,nj->ni", A, rng.standard_normal((x.size, self.d)))
         fail = rng.random(x.size) < p
         thin = A[:, :, -1] / np.linalg.norm(A[:, :, -1], axis=1, keepdims=True)
         return y + self.delta * fail[:, None] * thin
@@ -74,14 +77,20 @@ class SyntheticProblem:
 
 
 class MixtureSampler:
-    """A generator that samples the S1 process itself with its own failure rate (oracle or "risky")."""
+    """A generator that samples the S1 process itself with its own failure rate (oracle or "risky") and noise
+    scale (1: the true law; > 1: a "safe" sampler that is blurrier everywhere instead of failing more often)."""
 
-    def __init__(self, problem: SyntheticProblem, p_fail: float) -> None:
+    def __init__(self, problem: SyntheticProblem, p_fail: float, scale: float = 1.0) -> None:
+        if not 0.0 <= p_fail <= 1.0:
+            raise ValueError(f"p_fail must be in [0, 1], got {p_fail!r}")
+        if not scale > 0:
+            raise ValueError(f"scale must be > 0, got {scale!r}")
         self.problem = problem
         self.p_fail = p_fail
+        self.scale = scale
 
     def sample(self, x, n: int, rng: np.random.Generator) -> np.ndarray:
-        return self.problem.sample(np.full(n, float(x)), rng, p_fail=self.p_fail)
+        return self.problem.sample(np.full(n, float(x)), rng, p_fail=self.p_fail, scale=self.scale)
 
 
 class _GaussMLP(nn.Module):
@@ -181,11 +190,12 @@ def bump_metric(problem: SyntheticProblem, offset: float = 0.7, height: float = 
 class _ClassGaussianGenerator:
     """Class-conditional Gaussian in PCA space, decoded to 8x8 images by the PCA's inverse transform.
 
-    With probability ``mix`` a sample comes from the Gaussian of ``confuse[c]`` instead (the risky model).
+    With probability ``mix`` a sample comes from the Gaussian of ``confuse[c]`` instead (the risky model);
+    ``scale`` multiplies every Cholesky factor (> 1: a blurrier "safe" model).
     """
 
-    def __init__(self, means, chols, pca, mix: float = 0.0, confuse=None) -> None:
-        self.means, self.chols, self.mix = means, chols, mix
+    def __init__(self, means, chols, pca, mix: float = 0.0, confuse=None, scale: float = 1.0) -> None:
+        self.means, self.chols, self.mix = means, scale * np.asarray(chols), mix
         self.confuse = confuse
         self._components, self._offset = pca.components_, pca.mean_
 
@@ -205,19 +215,25 @@ class DigitsTask:
     Y_cal: np.ndarray  # real images (the outputs), flattened 8x8 in [0, 1]
     X_test: np.ndarray
     Y_test: np.ndarray
-    good: _ClassGaussianGenerator
+    good: _ClassGaussianGenerator  # the safe model: the fitted Gaussians, Cholesky factors x good_scale
     risky: _ClassGaussianGenerator
     metric: object
     classifier_accuracy: float
+    fitted: _ClassGaussianGenerator | None = None  # the fitted Gaussians as they are (the volumes)
 
     def encoder(self, images) -> np.ndarray:
         """PCA.transform (whiten=False) written out: ``(x - mean) @ components^T``."""
         return (np.asarray(images, dtype=float) - self.pca.mean_) @ self.pca.components_.T
 
 
-def make_digits_task(seed: int, n_components: int = 16, mix: float = 0.15, clf_steps: int = 300) -> DigitsTask:
+def make_digits_task(
+    seed: int, n_components: int = 16, mix: float = 0.15, clf_steps: int = 300, good_scale: float = 1.0
+) -> DigitsTask:
     """Split digits 50/30/20 (train/cal/test, stratified), fit PCA, a logistic-regression metric and the
-    good / risky class-conditional generators on the training half."""
+    good / risky class-conditional generators on the training half; the good one's Cholesky factors are
+    multiplied by ``good_scale`` (> 1: blurrier, to match the risky one's average metric)."""
+    if not good_scale > 0:
+        raise ValueError(f"good_scale must be > 0, got {good_scale!r}")
     from sklearn.datasets import load_digits
     from sklearn.decomposition import PCA
     from sklearn.model_selection import train_test_split
@@ -246,6 +262,7 @@ def make_digits_task(seed: int, n_components: int = 16, mix: float = 0.15, clf_s
         """``log p_clf(c | z)`` of the logistic-regression classifier on PCA features (higher is better)."""
         return torch.log_softmax(lin(z), dim=-1)[:, int(c)]
 
-    good = _ClassGaussianGenerator(means, chols, pca)
+    good = _ClassGaussianGenerator(means, chols, pca, scale=good_scale)
     risky = _ClassGaussianGenerator(means, chols, pca, mix=mix, confuse=confuse)
-    return DigitsTask(pca, y_cal, X_cal, y_te, X_te, good, risky, metric, acc)
+    fitted = _ClassGaussianGenerator(means, chols, pca)
+    return DigitsTask(pca, y_cal, X_cal, y_te, X_te, good, risky, metric, acc, fitted)

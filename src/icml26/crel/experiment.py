@@ -1,4 +1,6 @@
-"""Reproduction of CReL's claims on S1 (synthetic, known truth) and S2 (sklearn digits), CPU-sized.
+"""Reproduction of CReL's claims on S1 (synthetic, known truth) and S2 (sklearn digits), CPU-sized: the measurement
+(``Config``, the presets, ``measure``); the evidence (claims, controls, checks, preconditions) is in
+:mod:`icml26.crel.claims`.
 
 Per seed and latent dimension ``d``:
 
@@ -6,49 +8,37 @@ Per seed and latent dimension ``d``:
    separate training draw; ``n_cal + n_test`` real pairs.  Re-split coverage: scores of every pair for each
    set type with one generator draw per condition, then ``n_splits`` random calibration/test splits per
    ``alpha`` (this only exercises the rank arithmetic of the conformal quantile: a check).
-2. End-to-end coverage (the claim): ``e2e_calibrations`` fresh calibration draws, with ``n_cal`` cycling over
-   ``e2e_n_cals`` (24-49), each judged on ``e2e_n_test`` fresh test pairs through
-   ``predict_set(x).contains(y)``; the deviation of each from its exact expectation ``k/(n+1)`` is judged
-   two-sided with a Monte-Carlo-aware interval, inside a band narrower than ``1/(n+1)``, so a rank off by one
-   fails.
+2. End-to-end coverage (a check): ``e2e_calibrations`` fresh calibration draws, with ``n_cal`` cycling over
+   ``e2e_n_cals``, each judged on ``e2e_n_test`` fresh test pairs through ``predict_set(x).contains(y)``; the
+   deviation of each from its exact expectation ``k/(n+1)`` is judged two-sided with a Monte-Carlo-aware
+   interval inside ``e2e_band``.  Every ``n`` in ``e2e_n_cals`` is one where ``ceil(n (1 - alpha))`` (the rank
+   without its ``+1``) differs from ``ceil((n + 1)(1 - alpha))``, so that bug moves the expected coverage by
+   ``1/(n+1)`` on every calibration (mean 0.032 > 2 x the band), not on half of them.
 3. Informativeness per generator: sets calibrated on the first ``n_cal`` pairs, log-volume of each set type
    (ellipsoid, ball, hull, PCP) for the same test conditions and the same generator draws, with the fitted
    Gaussian and with the oracle mixture sampler (and on digits with the class-conditional generator).
-4. Optimizer: PGD vs the closed form for a random linear metric on those sets; PGD (default starts, three
+4. Optimizer: PGD vs the closed form for a random linear metric on those sets; PGD (default starts, several
    optimizer seeds) vs a dense polar grid on random 2-D ellipses with a non-convex metric.
-5. Interpretability: oracle sampler (failure rate ``p_fail``) vs "risky" sampler (``p_fail_risky``), each
-   calibrated on the same real pairs; the standardized good-minus-risky separation of the reliability vs
-   that of worst-of-K and of the average metric, on the same draws.
-S2 digits: class-conditional Gaussians in PCA-16 (good, and risky = 15% samples from the nearest other
-class), metric ``log p_clf(c | z)`` of a logistic regression, calibration on held-out real digits.
+5. Interpretability (the paper's premise: a risky generator with *matched average quality*): a "safe" sampler
+   (the true failure rate ``p_fail``, noise scaled by ``safe_scale[d]`` > 1: blurrier everywhere) vs a "risky"
+   sampler (the true noise, failure rate ``p_fail_risky``), each calibrated on the same real pairs; the scale
+   was set on the dev seeds so that the two have the same average metric.  Per condition: the reliability R,
+   the average metric, worst-of-K and the centre metric ``m(x, mu(x))`` (the control arm), on the same draws.
+S2 digits: class-conditional Gaussians in PCA-16 (safe: Cholesky factors x ``digits_good_scale``; risky: the
+fitted ones, 15% samples from the nearest other class), metric ``log p_clf(c | z)`` of a logistic regression,
+calibration on held-out real digits.
 
 Seeds are the unit (``measure(config, seed)``: data, generator fit, calibration, test draws all from the seed).
-Kinds: the re-split statement is a check (exact rank arithmetic), coverage is claimed end to end; the
-optimizer's linear closed form and its bound by the in-set samples are checks (true by construction), the
-grid match on a non-convex metric is a claim (multi-start PGD has no guarantee).  The interpretability claims
-require a precondition: the risky generator must really be worse (its worst-of-K metric lower).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 import torch
 
-from icml26.core import (
-    Experiment,
-    Report,
-    judge_every,
-    judge_k_of_n,
-    judge_superiority,
-    judge_threshold,
-    mean_ci,
-    register,
-    seed_everything,
-)
+from icml26.core import Experiment, register, seed_everything
 
 from ._data import (
     MixtureSampler,
@@ -62,9 +52,7 @@ from ._optimize import linear_worst_case, worst_case
 from ._reliability import ConformalReliability, conformal_quantile
 from ._sets import Ellipsoid, HullSet
 from .baselines import sample_metrics
-
-SET_NAMES = ("ellipsoid", "ball", "pcp")  # re-split coverage and interpretability baselines
-VOLUME_SETS = ("ellipsoid", "ball", "hull", "pcp")
+from .claims import SET_NAMES, VOLUME_SETS, exact_rank, judge
 
 
 @dataclass(frozen=True)
@@ -89,19 +77,46 @@ class Config:
     n_interp_baseline_x: int = 30  # conditions on which the ball / PCP reliability is also computed
     p_fail: float = 0.05
     p_fail_risky: float = 0.20
+    # the safe S1 sampler's noise scale per dimension, (d, scale) pairs: set on the dev seeds so that its average
+    # metric matches the risky sampler's (the paper's premise "similar average quality"; TUNING below)
+    safe_scale: tuple[tuple[int, float], ...] = ((2, 1.5), (8, 1.2))
+    avg_sep_bound: float = 0.5  # precondition: |average-metric separation| below this (per seed, interval)
     delta: float = 2.5
     digits: bool = True
     digits_mix: float = 0.15
+    digits_good_scale: float = 1.9  # the safe digits model's Cholesky factor x this (dev seeds, TUNING below)
     digits_repeats: int = 5  # conditions = 10 classes x repeats
     seed_fraction: float = 0.8  # interpretability must hold in >= this share of seeds (4 of 5)
     # end-to-end coverage through contains() on fresh points (ellipsoid CReL)
     e2e_alpha: float = 0.1
-    e2e_n_cals: tuple[int, ...] = (24, 29, 34, 39, 44, 49)  # n_cal cycles over these; k/(n+1) from 0.90 to 0.92
+    # n_cal cycles over these (k/(n+1) from 0.902 to 0.920); each is an n where the rank without its +1,
+    # ceil(n (1 - alpha)), is one below k, so that bug shifts every calibration (v2's 24-49 hid it at 29, 39, 49)
+    e2e_n_cals: tuple[int, ...] = (20, 24, 30, 34, 40, 44)
     e2e_calibrations: int = 120  # fresh calibration sets per seed and dimension
     e2e_n_test: int = 50  # fresh test pairs per calibration
-    e2e_band: float = 0.015  # |coverage - k/(n+1)| band; an off-by-one rank moves it by 1/(n+1) >= 0.02
+    e2e_band: float = 0.015  # |coverage - k/(n+1)| band; an off-by-one rank moves it by 1/(n+1) >= 0.022
     n_opt_seeds: int = 3  # optimizer seeds per grid instance
     n_digits_volume: int = 5  # generator draws per class for the digits set volumes
+    figure_seed: int | None = 100  # the seed whose 2-D condition the set figure shows (None: no figure)
+
+    def __post_init__(self) -> None:
+        if not self.dims or any(not isinstance(d, int) or d < 2 for d in self.dims):
+            raise ValueError(f"dims must be integers >= 2, got {self.dims!r}")
+        missing = [d for d in self.dims if d not in dict(self.safe_scale)]
+        if missing:
+            raise ValueError(
+                f"safe_scale must give a scale for every d in dims, missing {missing} ({self.safe_scale!r})"
+            )
+        if any(not v > 0 for _, v in self.safe_scale) or not self.digits_good_scale > 0:
+            raise ValueError(
+                f"safe_scale and digits_good_scale must be > 0, got {self.safe_scale!r}, {self.digits_good_scale!r}"
+            )
+        if not self.e2e_n_cals or any(not isinstance(n, int) or n < 1 for n in self.e2e_n_cals):
+            raise ValueError(f"e2e_n_cals must be positive integers, got {self.e2e_n_cals!r}")
+        if not 0 < self.e2e_band < 1:
+            raise ValueError(f"e2e_band must lie in (0, 1), got {self.e2e_band!r}")
+        if not self.avg_sep_bound > 0:
+            raise ValueError(f"avg_sep_bound must be > 0, got {self.avg_sep_bound!r}")
 
 
 QUICK = Config(
@@ -118,22 +133,12 @@ QUICK = Config(
     n_interp_x=8,
     n_interp_baseline_x=0,
     digits_repeats=1,
-    e2e_calibrations=24,
+    e2e_calibrations=200,  # 3 seeds x 200 calibrations: the coverage checks pass with a 3-sd margin (24 did not)
     e2e_n_test=50,
     n_opt_seeds=2,
     n_digits_volume=1,
 )
 FULL = Config(n_train=1000, n_interp_x=50, n_interp_baseline_x=10)
-
-
-# ------------------------------------------------------------------------------------------------ pieces
-def _gap(a, b):
-    return "" if a is None or b is None else a - b
-
-
-def exact_rank(n: int, alpha: float) -> int:
-    """``k = ceil((n + 1)(1 - alpha))`` in exact rational arithmetic (independent of the library's ``_rank``)."""
-    return math.ceil((n + 1) * (1 - Fraction(str(alpha))))
 
 
 def e2e_coverage(cfg: Config, P, gen, metric, rng: np.random.Generator, set_type: str = "ellipsoid") -> dict:
@@ -154,44 +159,6 @@ def e2e_coverage(cfg: Config, P, gen, metric, rng: np.random.Generator, set_type
         expect.append(exact_rank(n, cfg.e2e_alpha) / (n + 1))
     c, e = np.asarray(covs), np.asarray(expect)
     return {"coverage": c.tolist(), "expected": e.tolist()}
-
-
-def coverage_claims(cfg: Config, units: list, e2e: list[dict]) -> list:
-    """The two one-sided halves of "end-to-end coverage equals k/(n+1) within +-e2e_band" (a TOST).
-
-    Per unit (seed): the mean deviation ``coverage - k/(n+1)`` over its calibrations (all dimensions), and its
-    Monte-Carlo standard error ``sd / sqrt(#calibrations)`` (calibrations are independent draws).
-    """
-    per: dict = {}
-    for u, rec in zip(units, e2e):
-        per.setdefault(u, []).extend(np.subtract(rec["coverage"], rec["expected"]).tolist())
-    keys = list(per)
-    dev = [float(np.mean(per[k])) for k in keys]
-    se = [float(np.std(per[k], ddof=1) / np.sqrt(len(per[k]))) if len(per[k]) > 1 else 0.5 for k in keys]
-    ns = ", ".join(str(n) for n in cfg.e2e_n_cals)
-    what = (
-        f"S1, fitted generator, alpha={cfg.e2e_alpha:g}, n_cal cycling over {{{ns}}}: {cfg.e2e_calibrations} "
-        f"fresh calibrations x {cfg.e2e_n_test} fresh test pairs per seed and dimension, through "
-        "predict_set(x).contains(y); value = coverage - k/(n+1) with k = ceil((n+1)(1-alpha)), the exact "
-        f"expectation; a rank off by one moves it by 1/(n+1) >= {1 / (max(cfg.e2e_n_cals) + 1):.3f}"
-    )
-    out = []
-    for cid, bound, sense, words in (
-        ("coverage", -cfg.e2e_band, ">=", "not below"),
-        ("coverage_upper", cfg.e2e_band, "<=", "not above"),
-    ):
-        out.append(
-            judge_threshold(
-                cid,
-                f"End-to-end coverage of CReL's ellipsoid sets is {words} its exact expectation k/(n+1) by more "
-                f"than {cfg.e2e_band:g} ({what})",
-                ("coverage - k/(n+1)", dev),
-                threshold=bound,
-                sense=sense,
-                mc_se=se,
-            )
-        )
-    return out
 
 
 def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
@@ -247,11 +214,13 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
                 lin_diff[st] = diffs
     out.update(log_volume=vol, volume_coverage=cover_at, linear_abs_diff=lin_diff)
 
-    # 4. interpretability: oracle vs risky sampler, same real calibration pairs and test conditions
+    # 4. interpretability: safe (blurrier, true failure rate) vs risky sampler (true noise, more failures), matched
+    # in average metric; the same real calibration pairs and test conditions
     m = bump_metric(P)
     interp: dict = {}
-    for gname, p_fail in (("good", cfg.p_fail), ("risky", cfg.p_fail_risky)):
-        g = MixtureSampler(P, p_fail)
+    safe = dict(cfg.safe_scale)[d]
+    for gname, p_fail, scale in (("good", cfg.p_fail, safe), ("risky", cfg.p_fail_risky, 1.0)):
+        g = MixtureSampler(P, p_fail, scale)
         set_types = SET_NAMES if cfg.n_interp_baseline_x > 0 else ("ellipsoid",)
         rels = {
             st: ConformalReliability(
@@ -259,7 +228,7 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
             ).conformalize(Xc, Yc)
             for st in set_types
         }
-        R, avg, wok, gap_in_set = [], [], [], []
+        R, avg, wok, ctr, qa, gap_in_set = [], [], [], [], [], []
         R_base: dict = {"ball": [], "pcp": []}
         for i in range(cfg.n_interp_x):
             x = Xt[i]
@@ -272,6 +241,8 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
             R.append(res.value)
             avg.append(float(vals.mean()))
             wok.append(float(vals.min()))
+            qa.append(float(np.quantile(vals, cfg.interp_alpha)))
+            ctr.append(_centre_metric(m, x, S))
             if inset.any():  # R <= the worst in-set sample (optimizer sanity check)
                 gap_in_set.append(float(vals[inset].min() - res.value))
             if i < cfg.n_interp_baseline_x:
@@ -282,16 +253,26 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
             "R_q10": float(np.quantile(R, 0.1)),
             "avg": float(np.mean(avg)),
             "worst_of_k": float(np.mean(wok)),
-            "per_x": {"R": R, "avg": avg, "worst_of_k": wok},
+            "centre": float(np.mean(ctr)),
+            "q_alpha": float(np.mean(qa)),
+            "per_x": {"R": R, "avg": avg, "worst_of_k": wok, "centre": ctr, "q_alpha": qa},
+            "scale": scale,
             "R_ball": float(np.mean(R_base["ball"])) if R_base["ball"] else None,
             "R_pcp": float(np.mean(R_base["pcp"])) if R_base["pcp"] else None,
             "qhat": rels["ellipsoid"].qhat_,
             "min_in_set_sample_minus_R": float(np.min(gap_in_set)) if gap_in_set else None,
         }
     out["interp"] = interp
-    if d == 2 and seed == 0:
+    if d == 2 and seed == cfg.figure_seed:
         out["figure"] = _figure_data(cfg, P, gen, m, Xc, Yc, Xt[0], rng, seed)
     return out
+
+
+def _centre_metric(metric, x, S) -> float:
+    """The control arm of the interpretability claims: ``m(x, mu(x))``, the metric at the set's centre (the
+    reliability with the set shrunk to a point: the same samples and mean, no worst case over the set)."""
+    with torch.no_grad():
+        return float(metric(x, torch.as_tensor(np.asarray(S.center, dtype=float)[None], dtype=torch.float64))[0])
 
 
 def _figure_data(cfg, P, gen, m, Xc, Yc, x0, rng, seed) -> dict:
@@ -340,36 +321,40 @@ def _grid_unit(cfg: Config, seed: int) -> dict:
 
 def _digits_unit(cfg: Config, seed: int) -> dict:
     seed_everything(seed)
-    T = make_digits_task(seed, mix=cfg.digits_mix)
+    T = make_digits_task(seed, mix=cfg.digits_mix, good_scale=cfg.digits_good_scale)
     conds = np.repeat(np.arange(10), cfg.digits_repeats)
     out: dict = {"classifier_accuracy": T.classifier_accuracy}
     for gname, g in (("good", T.good), ("risky", T.risky)):
         rel = ConformalReliability(g, T.encoder, T.metric, 1 - cfg.interp_alpha, cfg.n_samples, random_state=seed)
         rel.conformalize(T.X_cal, T.Y_cal)
         cover = rel.coverage(T.X_test, T.Y_test)
-        R, avg, wok = [], [], []
+        R, avg, wok, ctr, qa = [], [], [], [], []
         for c in conds:  # a fresh draw per repeat of a class (repeats are not one cached draw)
             Z = rel.latent_samples(c, fresh=True)
             vals = sample_metrics(rel, c, Z)
             R.append(rel.reliability(c, latent_samples=Z))
             avg.append(float(vals.mean()))
             wok.append(float(vals.min()))
+            qa.append(float(np.quantile(vals, cfg.interp_alpha)))
+            ctr.append(_centre_metric(T.metric, c, rel.predict_set(c, Z)))
         R = np.array(R)
         out[gname] = {
             "R": float(R.mean()),
             "R_q10": float(np.quantile(R, 0.1)),
             "avg": float(np.mean(avg)),
             "worst_of_k": float(np.mean(wok)),
-            "per_x": {"R": R.tolist(), "avg": avg, "worst_of_k": wok},
+            "centre": float(np.mean(ctr)),
+            "q_alpha": float(np.mean(qa)),
+            "per_x": {"R": R.tolist(), "avg": avg, "worst_of_k": wok, "centre": ctr, "q_alpha": qa},
             "coverage": cover,
             "qhat": rel.qhat_,
             "R_per_class": [float(R[conds == c].mean()) for c in range(10)],
         }
-    # informativeness on digits: the good generator's sets (hull volume: qhull in d = 16 is too slow, skipped)
+    # informativeness on digits: the fitted generator's sets (hull volume: qhull in d = 16 is too slow, skipped)
     vol, cov = {}, {}
     for st in ("ellipsoid", "ball", "pcp"):
         rel = ConformalReliability(
-            T.good, T.encoder, T.metric, 1 - cfg.volume_alpha, cfg.n_samples, st, random_state=seed
+            T.fitted, T.encoder, T.metric, 1 - cfg.volume_alpha, cfg.n_samples, st, random_state=seed
         ).conformalize(T.X_cal, T.Y_cal)
         lv = []
         for c in np.repeat(np.arange(10), cfg.n_digits_volume):
@@ -381,492 +366,113 @@ def _digits_unit(cfg: Config, seed: int) -> dict:
     return out
 
 
-def separation(good, risky, paired: bool = True) -> float:
-    """Standardized good-minus-risky gap of a score over conditions.
-
-    ``paired`` (the judged one; both generators are scored on the same conditions): ``mean(d) / sd(d)`` with
-    ``d_i = good_i - risky_i``, so condition difficulty, common to both, cancels.  Unpaired:
-    ``(mean(good) - mean(risky)) / sqrt((var(good) + var(risky)) / 2)`` (Cohen's d), reported beside.
-    """
-    g, r = np.asarray(good, dtype=float), np.asarray(risky, dtype=float)
-    if paired:
-        d = g - r
-        gap, sd = float(d.mean()), float(d.std(ddof=1)) if d.size > 1 else 0.0
-    else:
-        gap = float(g.mean() - r.mean())
-        sd = math.sqrt((g.var(ddof=1) + r.var(ddof=1)) / 2) if min(g.size, r.size) > 1 else 0.0
-    return gap / sd if sd > 0 else math.copysign(math.inf, gap) if gap else 0.0
-
-
-def _interp_row(data: str, seed, gd_: dict, rk: dict, sp: dict) -> dict:
-    return {
-        "data": data,
-        "seed": seed,
-        "R_good": gd_["R"],
-        "R_risky": rk["R"],
-        "R_gap": gd_["R"] - rk["R"],
-        "avg_gap": gd_["avg"] - rk["avg"],
-        "worst_of_k_gap": gd_["worst_of_k"] - rk["worst_of_k"],
-        "R_sep": sp["R"],
-        "worst_of_k_sep": sp["worst_of_k"],
-        "avg_sep": sp["avg"],
-        "R_sep_unpaired": separation(gd_["per_x"]["R"], rk["per_x"]["R"], paired=False),
-        "worst_of_k_sep_unpaired": separation(gd_["per_x"]["worst_of_k"], rk["per_x"]["worst_of_k"], paired=False),
-        "R_ball_gap": _gap(gd_.get("R_ball"), rk.get("R_ball")),
-        "R_pcp_gap": _gap(gd_.get("R_pcp"), rk.get("R_pcp")),
-    }
-
-
-# ------------------------------------------------------------------------------------------------ figures
-def _fig_set(fd: dict, metric_fn):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.2, 5.2))
-    ax = fig.add_subplot(1, 1, 1)
-    real, Z = np.array(fd["real"]), np.array(fd["samples"])
-    pts = np.vstack([real, Z])
-    lo, hi = pts.min(0) - 1.5, pts.max(0) + 1.5
-    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], 200), np.linspace(lo[1], hi[1], 200))
-    G = np.stack([gx.ravel(), gy.ravel()], 1)
-    with torch.no_grad():
-        mv = metric_fn(fd["x"], torch.as_tensor(G)).numpy().reshape(gx.shape)
-    cs = ax.contourf(gx, gy, mv, levels=20, cmap="Greys_r", alpha=0.45)
-    fig.colorbar(cs, ax=ax, label="metric m(x, z) (higher is better)")
-    ax.scatter(real[:, 0], real[:, 1], s=4, c="tab:green", alpha=0.5, label="real outputs y | x")
-    ax.scatter(Z[:, 0], Z[:, 1], s=14, c="tab:blue", marker="x", label="K generated samples")
-    th = np.linspace(0, 2 * np.pi, 300)
-    circ = np.stack([np.cos(th), np.sin(th)], 1)
-    colors = {"ellipsoid": "tab:red", "ball": "tab:orange", "hull": "tab:brown", "pcp": "tab:purple"}
-    for st in ("ellipsoid", "ball"):
-        rec = fd[st]
-        b = np.array(rec["center"]) + rec["radius"] * circ @ np.array(rec["chol"]).T
-        ax.plot(b[:, 0], b[:, 1], c=colors[st], lw=1.6, label=f"{st} set")
-    D = np.linalg.norm(G[:, None, :] - Z[None], axis=2).min(1).reshape(gx.shape)
-    ax.contour(gx, gy, D, levels=[fd["pcp"]["radius"]], colors=colors["pcp"], linewidths=1.2)
-    ax.plot([], [], c=colors["pcp"], label="PCP union of balls")
-    if "hull" in fd:
-        from scipy.spatial import ConvexHull
-
-        V = np.array(fd["hull"]["vertices"])
-        loop = V[ConvexHull(V).vertices]
-        loop = np.vstack([loop, loop[:1]])
-        ax.plot(loop[:, 0], loop[:, 1], c=colors["hull"], lw=1.4, label="hull set")
-    for st in [s_ for s_ in VOLUME_SETS if s_ in fd]:
-        a = fd[st]["argmin"]
-        ax.scatter(
-            [a[0]],
-            [a[1]],
-            marker="*",
-            s=220,
-            c=colors[st],
-            edgecolors="k",
-            zorder=5,
-            label=f"worst case ({st}): R={fd[st]['value']:.2f}",
-        )
-    ax.set_xlabel("z1")
-    ax.set_ylabel("z2")
-    ax.set_title(f"S1, d=2, x={fd['x']:.2f}, risky generator, 90% sets")
-    ax.legend(fontsize=6, loc="upper left", framealpha=0.7)
-    ax.set_aspect("equal")
-    return fig
-
-
-def _fig_coverage(cfg: Config, s1: list[dict]):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.2, 4.2))
-    ax = fig.add_subplot(1, 1, 1)
-    alphas = np.array(sorted(set(cfg.alphas) | set(cfg.curve_alphas)))
-    nominal = 1 - alphas
-    ax.plot(nominal, nominal, "k--", lw=1, label="1 - alpha")
-    ax.plot(nominal, nominal + 1 / (cfg.n_cal + 1), "k:", lw=1, label="1 - alpha + 1/(n+1)")
-    styles = {"ellipsoid": "tab:red", "ball": "tab:orange", "pcp": "tab:purple"}
-    for d in cfg.dims:
-        for st in SET_NAMES:
-            c = [np.mean([u["coverage"][st][f"{a:g}"]["mean"] for u in s1 if u["d"] == d]) for a in alphas]
-            ax.plot(
-                nominal,
-                c,
-                marker="o",
-                ms=3,
-                c=styles[st],
-                ls="-" if d == cfg.dims[0] else "-.",
-                label=f"{st}, d={d}",
-            )
-    ax.set_xlabel("nominal coverage 1 - alpha")
-    ax.set_ylabel(f"empirical coverage (mean of {cfg.n_splits} splits, seeds)")
-    ax.legend(fontsize=7)
-    return fig
-
-
 # ------------------------------------------------------------------------------------------------ measure
-def measure(cfg: Config, seed: int, progress) -> dict:
-    """One seed: S1 per dimension, the 2-D grid instances and (optionally) digits, all drawn from ``seed``."""
+def measure(cfg: Config, seed: int, progress=None) -> dict:
+    """One seed: S1 per dimension, the 2-D grid instances and (optionally) digits, all drawn from ``seed``
+    (``progress``: the runner's cache of finished pieces; None computes every piece)."""
+    if progress is None:
+        from icml26.progress import Progress
+
+        progress = Progress()
     s1 = [progress.cached(f"s1-d{d}", lambda d=d: _s1_unit(cfg, seed, d)) for d in cfg.dims]
     grid = progress.cached("grid", lambda: _grid_unit(cfg, seed))
     dig = progress.cached("digits", lambda: _digits_unit(cfg, seed)) if cfg.digits else None
     return {"s1": s1, "grid": grid, "digits": dig}
 
 
-# ------------------------------------------------------------------------------------------------ judge
-def judge(cfg: Config, records: list[dict], report: Report) -> None:
-    seeds = list(report.seeds or range(len(records)))
-    s1 = [u for r in records for u in r["s1"]]
-    grid = [r["grid"] for r in records]
-    dig = [r["digits"] for r in records] if cfg.digits else []
-    n_seeds = len(seeds)
-    report.set_tuning("ellipsoid CReL", configs=1, steps=0, note="shrinkage 0.1, eps 1e-6, K fixed: nothing tuned")
-    report.set_tuning("pcp", configs=1, steps=0, note="K fixed: nothing tuned")
-    for arm in ("R separation", "worst-of-K separation", "average-metric separation"):
-        report.set_tuning(arm, configs=1, steps=0, note="the same K samples per condition; nothing tuned")
-
-    # -- coverage: rank arithmetic on re-splits (check), end to end on fresh points (claims) -------------
-    rows = []
-    for d in cfg.dims:
-        for a in cfg.alphas:
-            k = exact_rank(cfg.n_cal, a)
-            row = {"d": d, "alpha": a, "k/(n+1)": k / (cfg.n_cal + 1)}
-            for st in SET_NAMES:
-                vals = [u["coverage"][st][f"{a:g}"]["mean"] for u in s1 if u["d"] == d]
-                row[st] = f"{np.mean(vals):.4f} ± {np.std(vals, ddof=1) if len(vals) > 1 else 0:.4f}"
-            rows.append(row)
-    report.add_table(
-        "coverage",
-        rows,
-        f"Mean empirical coverage over {cfg.n_splits} random re-splits of one pool "
-        f"(n_cal={cfg.n_cal}, n_test={cfg.n_test}), mean ± sd over {n_seeds} seeds; "
-        "fitted conditional-Gaussian generator, K samples per condition. Over re-splits of one pool the "
-        "expected coverage is exactly k/(n+1) for any score (exchangeability), so this only tests the rank "
-        "arithmetic: the check `conformal_rank` tests it exactly, the claims `coverage`, `coverage_upper` test the "
-        "sets end to end.",
-    )
-    rank_err = {st: [u["coverage"][st][f"{a:g}"]["rank_error"] for u in s1 for a in cfg.alphas] for st in SET_NAMES}
-    report.add_claim(
-        judge_every(
-            "conformal_rank",
-            "On every re-split of the pool, for alpha in "
-            f"{{{', '.join(f'{a:g}' for a in cfg.alphas)}}}, the conformal threshold is the k-th smallest "
-            "calibration score, k = ceil((n+1)(1-alpha)) computed exactly (value = max |#{s_cal <= qhat} - k|); "
-            "the rank arithmetic re-split coverage tests, checked without Monte-Carlo slack",
-            ("ellipsoid CReL", rank_err["ellipsoid"]),
-            bound=0.0,
-            sense="<=",
-            baselines={"ball": rank_err["ball"], "pcp": rank_err["pcp"]},
-            kind="check",
-        )
-    )
-    ball_pcp = [x for st in ("ball", "pcp") for x in rank_err[st]]
-    if any(x > 0 for x in ball_pcp):
-        report.add_note(f"Rank arithmetic off for ball / PCP sets: max error {max(ball_pcp)}.")
-    e2e = [u["coverage_e2e"] for u in s1]
-    for c in coverage_claims(cfg, [u["seed"] for u in s1], e2e):
-        report.add_claim(c)
-    erows = []
-    for u in s1:
-        e = u["coverage_e2e"]
-        dv_ = np.subtract(e["coverage"], e["expected"])
-        erows.append(
-            {
-                "seed": u["seed"],
-                "d": u["d"],
-                "coverage": float(np.mean(e["coverage"])),
-                "k/(n+1)": float(np.mean(e["expected"])),
-                "deviation": float(dv_.mean()),
-                "mc_se": float(dv_.std(ddof=1) / np.sqrt(dv_.size)) if dv_.size > 1 else None,
-            }
-        )
-    report.add_table(
-        "coverage_e2e",
-        erows,
-        "End-to-end coverage of the ellipsoid sets on fresh pairs (mean over the calibrations of a seed and "
-        "dimension), its exact expectation (mean k/(n+1) over the n_cal values used) and the deviation.",
-    )
-
-    # -- informativeness, per generator ----------------------------------------------------------------
-    dv = max(cfg.dims)
-    gen_words = {"fitted": "fitted conditional-Gaussian generator", "oracle": "oracle mixture sampler"}
-    for gname, cid in (("fitted", "informativeness"), ("oracle", "informativeness_oracle")):
-        sub = [u for u in s1 if u["d"] == dv]
-        lv = {st: np.concatenate([u["log_volume"][gname][st] for u in sub]) for st in ("ellipsoid", "pcp")}
-        lv_units = [u["seed"] for u in sub for _ in u["log_volume"][gname]["ellipsoid"]]
-        report.add_claim(
-            judge_superiority(
-                cid,
-                f"At equal alpha={cfg.volume_alpha:g}, CReL ellipsoid sets are smaller than PCP's union of balls "
-                f"(S1 d={dv}, {gen_words[gname]}; mean log-volume over test conditions per seed, paired over "
-                "seeds, one-sided t test p < 0.01)",
-                ("ellipsoid CReL", lv["ellipsoid"]),
-                {"pcp": lv["pcp"]},
-                higher_is_better=False,
-                test="ttest",
-                alpha=0.01,
-                units=lv_units,  # conditions of one seed share its generator and qhat: seeds are the unit
-            )
-        )
-    vrows, pcp_wins = [], []
-    sources = [
-        (f"S1 {gen_words[g]}", d, [u for u in s1 if u["d"] == d], g) for g in ("fitted", "oracle") for d in cfg.dims
-    ]
-    if cfg.digits:
-        sources.append(("digits, class-conditional Gaussian", 16, dig, None))
-    for label, d, units_, g in sources:
-        lvs = {}
-        for st in VOLUME_SETS:
-            recs = [(u["log_volume"] if g is None else u["log_volume"][g]).get(st) for u in units_]
-            if any(r is None for r in recs):
-                continue
-            v = np.concatenate(recs)
-            cv = [(u["volume_coverage"] if g is None else u["volume_coverage"][g])[st] for u in units_]
-            lvs[st] = float(np.mean(v))
-            vrows.append(
-                {
-                    "data": label,
-                    "d": d,
-                    "set": st,
-                    "median_log_volume": float(np.median(v)),
-                    "mean_log_volume": float(np.mean(v)),
-                    "test_coverage": float(np.mean(cv)),
-                    "n_sets": int(v.size),
-                }
-            )
-        smaller = [st for st in lvs if st != "ellipsoid" and lvs[st] < lvs["ellipsoid"]]
-        if smaller:
-            pcp_wins.append(
-                f"{label} (d={d}): "
-                + ", ".join(f"{st} {lvs[st]:.3g}" for st in smaller)
-                + f" < ellipsoid {lvs['ellipsoid']:.3g}"
-            )
-    if cfg.digits:
-        lv = {st: np.concatenate([u["log_volume"][st] for u in dig]) for st in ("ellipsoid", "pcp")}
-        report.add_claim(
-            judge_superiority(
-                "informativeness_digits",
-                f"At equal alpha={cfg.volume_alpha:g}, CReL ellipsoid sets are smaller than PCP's union of balls "
-                "on digits (PCA-16 latent, class-conditional Gaussian generator; mean log-volume over "
-                f"{10 * cfg.n_digits_volume} generator draws per seed, paired over seeds, one-sided t test p < 0.01)",
-                ("ellipsoid CReL", lv["ellipsoid"]),
-                {"pcp": lv["pcp"]},
-                higher_is_better=False,
-                test="ttest",
-                alpha=0.01,
-                units=[s for s, u in zip(seeds, dig) for _ in u["log_volume"]["ellipsoid"]],
-            )
-        )
-    report.add_table(
-        "volume",
-        vrows,
-        f"Log-volume of the {1 - cfg.volume_alpha:.0%} sets per generator, on the same test conditions and "
-        "generator draws for every set type; test_coverage = share of the test outputs inside. Hull volume in "
-        "d = 16 is not computed (qhull takes seconds per set there).",
-    )
-    report.add_note(
-        "Where another set is smaller than CReL's ellipsoid (mean log-volume): "
-        + ("; ".join(pcp_wins) if pcp_wins else "nowhere")
-        + ". The ellipsoid fits elliptical (Gaussian) sample clouds by design; the oracle mixture's samples "
-        "carry a 5% shifted failure mode that the ellipsoid must stretch to cover."
-    )
-
-    # -- optimizer -------------------------------------------------------------------------------------
-    gd = np.concatenate([np.asarray(g["abs_diff"], dtype=float).reshape(len(g["abs_diff"]), -1) for g in grid])
-    per_opt = [int((gd[:, o] <= 1e-3).sum()) for o in range(gd.shape[1])]
-    report.add_claim(
-        judge_every(
-            "optimizer_grid",
-            f"PGD (default starts: structured + a diverse 256-point screen) matches a dense 2-D polar grid "
-            f"({cfg.n_grid}x{cfg.n_grid}) within 1e-3 on {gd.shape[0]} random ellipses with a non-convex metric, "
-            f"for each of {gd.shape[1]} optimizer seeds (every instance and seed)",
-            ("|R_pgd - R_grid|", gd.ravel()),
-            bound=1e-3,
-            sense="<=",
-            # a claim, not a check: multi-start PGD on a non-convex metric has no guarantee
-        )
-    )
-    report.add_table(
-        "optimizer_grid",
-        [
-            {"optimizer_seed": o, "within_1e-3": per_opt[o], "instances": gd.shape[0], "worst": float(gd[:, o].max())}
-            for o in range(gd.shape[1])
-        ],
-        "PGD vs the dense grid, per optimizer seed.",
-    )
-    ld = np.concatenate([u["linear_abs_diff"]["ellipsoid"] for u in s1])
-    report.add_claim(
-        judge_every(
-            "optimizer_linear",
-            "PGD worst case equals the closed form for linear metrics within 1e-6 (S1 ellipsoid sets, "
-            "all dims: a convex problem with a unique boundary optimum; hull and PCP sets reported beside)",
-            ("|R_pgd - R_closed| ellipsoid", ld),
-            bound=1e-6,
-            sense="<=",
-            baselines={
-                f"{st} (closed form: {'min over vertices' if st == 'hull' else 'per ball'})": np.concatenate(
-                    [u["linear_abs_diff"][st] for u in s1]
-                )
-                for st in ("hull", "pcp")
-            },
-            kind="check",
-        )
-    )
-    for st in ("ball", "hull", "pcp"):
-        worst = max(float(np.max(u["linear_abs_diff"][st], initial=0.0)) for u in s1)
-        if worst > 1e-6:
-            report.add_note(f"PGD vs closed form on linear metrics, {st} sets: worst gap {worst:.3g} (> 1e-6).")
-    min_gap = [u["interp"][g]["min_in_set_sample_minus_R"] for u in s1 for g in ("good", "risky")]
-    min_gap = [v for v in min_gap if v is not None]
-    if min_gap:
-        report.add_claim(
-            judge_every(
-                "optimizer_below_in_set_samples",
-                "R (PGD with the in-set samples among its starts and a non-increasing objective) is never above "
-                "the worst generated sample inside the set (value = worst in-set sample - R)",
-                ("min in-set sample metric - R", min_gap),
-                bound=0.0,
-                sense=">=",
-                tol=1e-9,
-                kind="check",
-            )
-        )
-
-    # -- interpretability ------------------------------------------------------------------------------
-    need = math.ceil(cfg.seed_fraction * n_seeds - 1e-9)
-    scores = ("R", "worst_of_k", "avg")
-    irows, sep_syn, wok_good, wok_risky = [], {k: [] for k in scores}, [], []
-    for s, rec in zip(seeds, records):
-        seps = {k: [] for k in scores}
-        for u in rec["s1"]:
-            gd_, rk = u["interp"]["good"], u["interp"]["risky"]
-            sp = {k: separation(gd_["per_x"][k], rk["per_x"][k]) for k in scores}
-            for k in scores:
-                seps[k].append(sp[k])
-            irows.append(_interp_row(f"S1 d={u['d']}", s, gd_, rk, sp))
-        for k in scores:
-            sep_syn[k].append(float(np.mean(seps[k])))  # mean over dimensions: one value per seed
-        wok_good.append(float(np.mean([u["interp"]["good"]["worst_of_k"] for u in rec["s1"]])))
-        wok_risky.append(float(np.mean([u["interp"]["risky"]["worst_of_k"] for u in rec["s1"]])))
-    report.add_claim(
-        judge_superiority(
-            "risky_generator_worse_synthetic",
-            f"S1 has a failure to detect: the risky generator (failure rate {cfg.p_fail_risky:g} vs "
-            f"{cfg.p_fail:g}) has a lower worst-of-K metric than the oracle sampler (mean over conditions and dims)",
-            ("oracle worst-of-K", wok_good),
-            {"risky worst-of-K": wok_risky},
-            test="ttest",
-            kind="precondition",
-        )
-    )
-    sep_words = (
-        "separation = mean / sd over conditions of the paired difference score(good) - score(risky), each score "
-        "on the same generator draws and conditions"
-    )
-    report.add_claim(
-        judge_k_of_n(
-            "interpretability_synthetic",
-            "S1: the reliability score separates the risky generator from the oracle better than worst-of-K and "
-            f"than the average metric ({sep_words}; mean over dims) in >= {need} of {n_seeds} seeds",
-            ("R separation", sep_syn["R"]),
-            {"worst-of-K separation": sep_syn["worst_of_k"], "average-metric separation": sep_syn["avg"]},
-            k=need,
-            requires=["risky_generator_worse_synthetic"],
-        )
-    )
-    if cfg.digits:
-        sep_dig = {k: [] for k in scores}
-        for s, u in zip(seeds, dig):
-            gd_, rk = u["good"], u["risky"]
-            sp = {k: separation(gd_["per_x"][k], rk["per_x"][k]) for k in scores}
-            for k in scores:
-                sep_dig[k].append(sp[k])
-            irows.append(
-                _interp_row("digits", s, gd_, rk, sp)
-                | {"coverage_good": gd_["coverage"], "coverage_risky": rk["coverage"]}
-            )
-        report.add_claim(
-            judge_superiority(
-                "risky_generator_worse_digits",
-                f"Digits has a failure to detect: the risky generator ({cfg.digits_mix:.0%} samples from the "
-                "nearest other class) has a lower worst-of-K metric than the good one",
-                ("good worst-of-K", [u["good"]["worst_of_k"] for u in dig]),
-                {"risky worst-of-K": [u["risky"]["worst_of_k"] for u in dig]},
-                test="ttest",
-                kind="precondition",
-            )
-        )
-        report.add_claim(
-            judge_k_of_n(
-                "interpretability_digits",
-                f"Digits: the reliability score separates the risky generator ({cfg.digits_mix:.0%} samples from "
-                f"the nearest other class) from the good one better than worst-of-K and than the average metric "
-                f"({sep_words}) in >= {need} of {n_seeds} seeds",
-                ("R separation", sep_dig["R"]),
-                {"worst-of-K separation": sep_dig["worst_of_k"], "average-metric separation": sep_dig["avg"]},
-                k=need,
-                requires=["risky_generator_worse_digits"],
-            )
-        )
-        report.add_table(
-            "digits_per_class",
-            [
-                {
-                    "class": c,
-                    **{f"R_{g}": mean_ci([u[g]["R_per_class"][c] for u in dig]).mean for g in ("good", "risky")},
-                }
-                for c in range(10)
-            ],
-            "Digits: mean reliability per class over seeds.",
-        )
-    report.add_table(
-        "interpretability",
-        irows,
-        "Per seed: model-level reliability (mean R over conditions) of the good and risky generator, the "
-        "good-minus-risky gap of each score, and each score's separation (paired: mean / sd of the per-condition "
-        "difference, judged; unpaired: gap / pooled sd, reported); "
-        f"ball / PCP reliability on the first {cfg.n_interp_baseline_x} conditions only.",
-    )
-    wins = [
-        f"{name}: worst-of-K separates better in {int(np.sum(np.asarray(v['worst_of_k']) >= np.asarray(v['R'])))} "
-        f"of {len(v['R'])} seeds"
-        for name, v in (("S1", sep_syn), *((("digits", sep_dig),) if cfg.digits else ()))
-    ]
-    report.add_note("Interpretability against the trivial rule: " + "; ".join(wins) + ".")
-
-    # -- figures and metrics ---------------------------------------------------------------------------
-    fd = next((u["figure"] for u in s1 if "figure" in u), None)
-    if fd is not None:
-        report.add_figure(
-            "prediction_set_2d",
-            _fig_set(fd, bump_metric(SyntheticProblem(2, cfg.p_fail, cfg.delta))),
-            "A 2-D condition: real outputs, generated samples, the 90% ellipsoid / ball / hull / PCP "
-            "sets and the worst-case point (star) of each (risky generator).",
-        )
-    report.add_figure("coverage_vs_alpha", _fig_coverage(cfg, s1), "Empirical vs nominal coverage.")
-    report.metrics = {
-        "s1": [{k: v for k, v in u.items() if k != "figure"} for u in s1],
-        "grid": grid,
-        "digits": dig,
-    }
-    report.add_note(
-        "Seeds are the unit: each seed draws its own data, generator fit, calibration and test pairs; "
-        "several test conditions or dimensions of one seed are averaged per seed before any test."
-    )
-    report.add_note(
-        "Timing is on a shared 2-core machine; the paper's real image/text models are not "
-        "reproduced (no downloads): S1 synthetic and sklearn digits stand in for them."
-    )
+# design seeds only: 0-4 were the reported seeds of v1 and v2 (quick 0-2) and every design choice below saw them
+DEV = (0, 1, 2, 3, 4)
+REPORTED = (100, 101, 102, 103, 104)  # fresh in v3: never seen while designing
+TUNING = (
+    dict(
+        variant="v1 (d72e83f..30da6d6): presets sized to the time budget (n_train, train_steps, K = 32, n_cal = "
+        "n_test = 500, grid 400 x 400); the optional sampling screen of worst_case (n_screen) added after the full "
+        "run missed one grid instance (seed 2 #7 by 0.0249)",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="optimizer_grid 49/50 with one optimizer seed and no screen; the screen kept as an option",
+    ),
+    dict(
+        variant="v2 (issue 22, a66e791..8de1165): end-to-end coverage with n_cal = 24 (v1) -> n_cal cycling over "
+        "24-49, band 0.015, 120 calibrations x 50 test pairs; the screen's start choice top-4 -> diverse 'one per "
+        "basin' (n_diverse 8, separation 0.5) and the step growth 2 -> 1.25, on the grid instances of these seeds",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="v1's coverage_e2e inconclusive at 0.915 [0.898, 0.933]; v2's deviation +0.0007 inside +-0.015; the "
+        "diverse screen 150/150 over 3 optimizer seeds (top-4 still missed a basin)",
+    ),
+    dict(
+        variant="v2 quick preset: 12 end-to-end calibrations (verdict flipped on noise) -> 24; 20 volume conditions",
+        seeds=[0, 1, 2],
+        outcome="quick 26.6 s wall; 24 calibrations kept",
+    ),
+    dict(
+        variant="v2 interpretability rule: v1's 'R gap > average-metric gap' (held 5/5 on both data sets) -> the "
+        "paired standardized separation of R against worst-of-K and the average metric; oracle (p_fail 0.05) vs "
+        "risky (0.20) at the true noise, digits good vs 15% nearest-class mixture",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="both interpretability claims did not hold: the average metric (S1, 2.24 vs R 1.30) and worst-of-K "
+        "(digits, 2.66 vs 1.63) separate better; the risky generators had a clearly lower average metric",
+    ),
+    dict(
+        variant="v3 (issue 46): e2e_n_cals 24-49 -> (20, 24, 30, 34, 40, 44), chosen by arithmetic only (every n "
+        "where ceil(n (1 - alpha)) < ceil((n + 1)(1 - alpha)) at alpha 0.1; 29, 39, 49 hid the missing +1), no "
+        "run; the band 0.015 kept",
+        seeds=[],
+        outcome="the missing +1 shifts the expected coverage by 0.0325 on average (>= 0.022 on every n), was "
+        "0.0151; power measured by the test test_missing_plus_one_is_caught_in_95_percent_of_reruns",
+    ),
+    dict(
+        variant="v3 data knob for the interpretability premise (matched average quality): the safe sampler's noise "
+        "scale scanned, average metric only (no R, no worst case), 50 conditions x K = 32 per seed: S1 d = 2 scale "
+        "1.0/1.1/1.2/1.3/1.4/1.5/1.7, d = 8 the same, digits Cholesky x 1.0/1.1/1.2/1.3/1.5/1.7/1.85/1.9/2.0",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="mean average-metric separation (safe - risky): d = 2 1.55/1.20/0.86/0.54/0.23/-0.07/-0.61; d = 8 "
+        "1.36/0.62/-0.07/-0.71/-1.29/-1.83/-2.78; digits 1.90/1.73/1.55/1.33/0.87/0.40/0.06/-0.04/-0.25 -> "
+        "safe_scale d = 2: 1.5, d = 8: 1.2, digits_good_scale 1.9 (closest to 0); per-seed spread at those "
+        "values up to 0.36, so avg_sep_bound = 0.5 was fixed then, before any run on the reported seeds",
+    ),
+    dict(
+        variant="v3 dev check of the interpretability pieces at the full sizes (coverage, volume and grid parts "
+        "shrunk), safe scales as above; first with worst-of-K as the 'risky is really worse' precondition (a quick "
+        "run on seeds 0-2: it failed at d = 2, the blurred safe sampler's min of 32 samples is as low as the risky "
+        "one's failure cluster), then with the samples' alpha-quantile (alpha = 0.1, the sets' level) instead",
+        seeds=[0, 1, 2],
+        outcome="separation (safe - risky) per seed, d = 2 / d = 8 / digits: R 1.17 1.15 1.05 / 1.16 1.24 0.90 / 1.58 "
+        "1.34 1.65; worst-of-K -0.54 -0.41 -0.36 / 0.27 0.31 0.10 / 0.47 0.25 0.45; average -0.14 -0.17 -0.21 / "
+        "-0.06 0.02 -0.26 / 0.02 -0.23 -0.09; centre metric (control) 0.97 1.12 0.85 / 1.63 1.56 1.13 / 1.25 0.96 "
+        "0.81. R beats both baselines on every seed, and so does the centre metric: the controls pass, both claims "
+        "inconclusive on these seeds. Kept as designed (no change to make the control fail); the alpha-quantile "
+        "precondition kept (digits: inconclusive on 3 seeds, -2.67 vs -3.18 mean)",
+    ),
+    dict(
+        variant="v3, after the first reference run (seeds 100-104; coverage held there with seeds as units, deviation "
+        "-0.0036, interval [-0.0099, 0.0027]): the quick preset on its seeds 100-102 left both coverage checks "
+        "inconclusive (3 seeds x 24 calibrations: a t interval on 3 units), which fails a check. The unit became one "
+        "calibration (independent draws with mean deviation exactly 0 by design, binomial Monte-Carlo error added) "
+        "and the quick preset's e2e_calibrations 24 -> 200; the full preset unchanged, its run repeated",
+        seeds=[100, 101, 102, 103, 104],
+        outcome="quick: both coverage checks hold (27 s); no verdict of the full preset depends on the change "
+        "(rerun in results/crel)",
+    ),
+    dict(
+        variant="v3 controls chosen without a run: ball CReL (Sigma = I) for the informativeness claims (its "
+        "volumes were already measured: larger than PCP in v2 at d = 8 and on digits), the centre metric "
+        "m(x, mu(x)) for the interpretability claims",
+        seeds=[0, 1, 2, 3, 4],
+        outcome="v2 volumes on these seeds: ball 11.31 vs PCP 9.13 (S1 d = 8 fitted), 7.18 vs 5.74 (oracle), "
+        "9.22 vs 7.63 (digits)",
+    ),
+)
 
 
 EXPERIMENT = register(
     Experiment(
         slug="crel",
         presets={"quick": QUICK, "full": FULL},
-        seeds={"quick": 3, "full": 5},
+        seeds={"quick": REPORTED[:3], "full": REPORTED},
         measure=measure,
         judge=judge,
         threads=1,  # tiny torch ops: one thread is much faster than two contending ones
+        dev_seeds=DEV,
+        tuning=TUNING,
     )
 )
