@@ -198,6 +198,10 @@ def test_regime_posterior_is_exact_against_enumeration_and_tighter_than_forward_
         for t in range(T):
             p1 = sum(torch.exp(v - lse) for path, v in lp if path[t] == 1)
             assert torch.allclose(r["alpha"][:, t, i, 1], p1, atol=1e-10)
+            if t:  # pair marginals q(u_{t-1} = a, u_t = b) (a tau without the backward message fails here)
+                for a_, b_ in itertools.product(range(2), repeat=2):
+                    pab = sum(torch.exp(v - lse) for path, v in lp if path[t - 1] == a_ and path[t] == b_)
+                    assert torch.allclose(r["xi"][:, t - 1, i, a_, b_], pab, atol=1e-10)
     # the forward-only chain's collapsed bound (the pre-issue-56 family) is never above the exact one
     a1 = logpi + L[:, 0]
     alpha = [torch.softmax(a1, -1)]
@@ -207,6 +211,26 @@ def test_regime_posterior_is_exact_against_enumeration_and_tighter_than_forward_
         alpha.append((alpha[-1].unsqueeze(-1) * tau[:, t]).sum(-2))
     old = torch.logsumexp(a1, -1) + (torch.stack(alpha, 1)[:, :-1] * logZ).sum((1, 3))
     assert torch.all(r["log_norm"] >= old - 1e-10) and torch.any(r["log_norm"] > old + 1e-3)
+
+
+def test_m_step_regime_parameters_are_the_expected_counts():
+    """Baum-Welch's ``pi`` and ``A``: ``pi`` the mean first-time marginal, ``A[a, b]`` the expected number of ``a -> b``
+    transitions over the expected number of visits to ``a`` (row-stochastic), from the exact pair marginals; and the
+    pair marginals agree with the marginals at both ends (``sum_a xi = alpha_t``, ``sum_b xi = alpha_{t-1}``)."""
+    m = _model(C=2, seed=8)
+    x, o = _data(n=5, T=6, seed=8)
+    with torch.no_grad():
+        q = {k: v.detach() for k, v in m(x, o).items()}
+        r = m.regime_posterior(m.expected_loglik(q))
+        m.m_step(q)
+    assert torch.allclose(r["xi"].sum(-2), r["alpha"][:, 1:], atol=1e-12)
+    assert torch.allclose(r["xi"].sum(-1), r["alpha"][:, :-1], atol=1e-12)
+    want_pi = r["alpha"][:, 0].mean(0)
+    assert torch.allclose(m.pi, want_pi / want_pi.sum(-1, keepdim=True), atol=1e-6)
+    counts = r["xi"].sum((0, 1))  # (d, C_from, C_to)
+    want_A = counts / counts.sum(-1, keepdim=True)
+    assert torch.allclose(m.A, want_A, atol=1e-5)
+    assert not torch.allclose(want_A, want_A.transpose(-1, -2), atol=1e-3)  # the test can tell A from its transpose
 
 
 def test_m_step_with_regimes_never_lowers_the_elbo():

@@ -274,7 +274,9 @@ class ARPLNICA(nn.Module):
         mean alpha_1``, ``A ∝ sum xi``, ``bbar, psibar`` the ``alpha_1``-weighted mean/variance of ``s_1``, and
         ``(B_c, b_c)`` the ``w``-weighted least squares of ``s_t`` on ``(s_{t-1}, 1)`` in expectation, ``psi_c`` its
         weighted mean squared residual (Baum-Welch with Gaussian-AR emissions in expectation under ``q(s)``: the
-        maximiser of the ELBO with ``q(u)`` held fixed).
+        maximiser of the ELBO with ``q(u)`` and ``q(s)`` held fixed; in training ``q`` is the one computed before
+        that batch's gradient step, so each M-step is a generalised-EM step, not the exact maximiser for the updated
+        encoder).
         """
         mu, S, X = q["mu"].unsqueeze(-1), q["Sigma"].unsqueeze(-1), q["cross"].unsqueeze(-1)
         n, T = mu.shape[:2]
