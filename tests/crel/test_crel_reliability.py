@@ -209,7 +209,9 @@ def test_random_state_of_the_wrong_type_is_named(gaussian_generator, bad):
 
 
 def test_calibration_outputs_of_another_dimension_blame_y_cal(gaussian_generator):
-    with pytest.raises(ValueError, match=r"Y_cal encoded to latent dimension d = 3 and the generator's outputs to d = 2"):
+    with pytest.raises(
+        ValueError, match=r"Y_cal encoded to latent dimension d = 3 and the generator's outputs to d = 2"
+    ):
         ConformalReliability(gaussian_generator, None, linear([1.0, 0])).conformalize(np.zeros(50), np.ones((50, 3)))
 
 

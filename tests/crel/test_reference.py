@@ -21,3 +21,4 @@ def test_the_shipped_reference_run_keeps_the_v3_contract(v3_reference):
     for cid in ("interpretability_synthetic", "interpretability_digits"):
         assert by_id[cid]["controls"] == [f"{cid}_centre"]
         assert any(p.startswith("average_matched") for p in by_id[cid]["requires"])
+        assert "alpha-quantile separation" in {b["name"] for b in by_id[cid]["baselines"]}
