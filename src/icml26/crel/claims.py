@@ -65,7 +65,7 @@ def missing_plus_one_shift(cfg) -> float:
     return float(np.mean([(exact_rank(n, cfg.e2e_alpha) - math.ceil(n * a)) / (n + 1) for n in ns]))
 
 
-def coverage_checks(cfg, units: list, e2e: list[dict]) -> list:
+def coverage_checks(cfg, units: list, e2e: list[dict], set_type: str = "ellipsoid") -> list:
     """The two one-sided halves of "end-to-end coverage equals k/(n+1) within +-e2e_band" (a TOST), as checks:
     split-conformal coverage is a guarantee of the construction, so a failure is a bug of our code.
 
@@ -74,7 +74,8 @@ def coverage_checks(cfg, units: list, e2e: list[dict]) -> list:
     correct implementation, whatever the generator, so the calibrations of all seeds are independent draws by
     design (seeds are still reported per row of the table).  Each value carries its binomial Monte-Carlo error
     ``sqrt(p (1 - p) / n_test)``, ``p = k/(n+1)``, added to the spread (conservative: the spread holds it already).
-    ``units`` (the seed of each record) only labels the records.
+    ``units`` (the seed of each record) only labels the records.  ``set_type``: the sets the records come from
+    (ids ``coverage``, ``coverage_upper`` for the ellipsoid, ``coverage_<set>``, ``coverage_upper_<set>`` else).
     """
     if len(units) != len(e2e):
         raise ValueError(f"units must give one seed per record: {len(units)} for {len(e2e)} records")
@@ -93,14 +94,21 @@ def coverage_checks(cfg, units: list, e2e: list[dict]) -> list:
         f"without its +1 by {missing_plus_one_shift(cfg):.4f} on average"
     )
     out = []
+    suffix = "" if set_type == "ellipsoid" else f"_{set_type}"
+    set_words = {
+        "ellipsoid": "CReL's ellipsoid sets",
+        "ball": "the ball CReL sets",
+        "hull": "the scaled-hull CReL sets",
+        "pcp": "PCP's union-of-balls sets",
+    }[set_type]
     for cid, bound, sense, words in (
-        ("coverage", -cfg.e2e_band, ">=", "not below"),
-        ("coverage_upper", cfg.e2e_band, "<=", "not above"),
+        ("coverage" + suffix, -cfg.e2e_band, ">=", "not below"),
+        ("coverage_upper" + suffix, cfg.e2e_band, "<=", "not above"),
     ):
         out.append(
             judge_threshold(
                 cid,
-                f"End-to-end coverage of CReL's ellipsoid sets is {words} its exact expectation k/(n+1) by more "
+                f"End-to-end coverage of {set_words} is {words} its exact expectation k/(n+1) by more "
                 f"than {cfg.e2e_band:g} ({what})",
                 ("coverage - k/(n+1)", dev),
                 threshold=bound,
@@ -303,12 +311,17 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     e2e = [u["coverage_e2e"] for u in s1]
     for c in coverage_checks(cfg, [u["seed"] for u in s1], e2e):
         report.add_claim(c)
+    for st in [t for t in getattr(cfg, "e2e_set_types", ()) if t != "ellipsoid"]:
+        recs = [u["coverage_e2e_sets"][st] for u in s1]
+        for c in coverage_checks(cfg, [u["seed"] for u in s1], recs, st):
+            report.add_claim(c)
     erows = []
-    for u in s1:
-        e = u["coverage_e2e"]
+    for u, st in [(v, t) for v in s1 for t in ("ellipsoid", *v.get("coverage_e2e_sets", {}))]:
+        e = u["coverage_e2e"] if st == "ellipsoid" else u["coverage_e2e_sets"][st]
         dv_ = np.subtract(e["coverage"], e["expected"])
         erows.append(
             {
+                "set": st,
                 "seed": u["seed"],
                 "d": u["d"],
                 "coverage": float(np.mean(e["coverage"])),
@@ -320,7 +333,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     report.add_table(
         "coverage_e2e",
         erows,
-        "End-to-end coverage of the ellipsoid sets on fresh pairs (mean over the calibrations of a seed and "
+        "End-to-end coverage of each checked set type on fresh pairs (mean over the calibrations of a seed and "
         "dimension), its exact expectation (mean k/(n+1) over the n_cal values used) and the deviation.",
     )
 

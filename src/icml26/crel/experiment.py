@@ -49,7 +49,7 @@ from ._data import (
     make_digits_task,
 )
 from ._optimize import linear_worst_case, worst_case
-from ._reliability import ConformalReliability, conformal_quantile
+from ._reliability import SET_TYPES, ConformalReliability, conformal_quantile
 from ._sets import Ellipsoid, HullSet
 from .baselines import GlobalCovarianceReliability, sample_metrics
 from .claims import SET_NAMES, VOLUME_SETS, exact_rank, judge
@@ -95,6 +95,9 @@ class Config:
     e2e_calibrations: int = 120  # fresh calibration sets per seed and dimension
     e2e_n_test: int = 50  # fresh test pairs per calibration
     e2e_band: float = 0.015  # |coverage - k/(n+1)| band; an off-by-one rank moves it by 1/(n+1) >= 0.022
+    # set types whose end-to-end coverage is checked (the ellipsoid always: checks `coverage`, `coverage_upper`;
+    # the others: `coverage_<set>`, `coverage_upper_<set>`, each on its own fresh draws)
+    e2e_set_types: tuple[str, ...] = ("ellipsoid", "ball", "hull", "pcp")
     n_opt_seeds: int = 3  # optimizer seeds per grid instance
     n_digits_volume: int = 5  # generator draws per class for the digits set volumes
     # conditions whose sample covariances, averaged, give the global-covariance control's one shape (S1: training
@@ -116,6 +119,10 @@ class Config:
             )
         if not self.e2e_n_cals or any(not isinstance(n, int) or n < 1 for n in self.e2e_n_cals):
             raise ValueError(f"e2e_n_cals must be positive integers, got {self.e2e_n_cals!r}")
+        if "ellipsoid" not in self.e2e_set_types or not set(self.e2e_set_types) <= set(SET_TYPES):
+            raise ValueError(
+                f"e2e_set_types must include 'ellipsoid' and lie in {SET_TYPES}, got {self.e2e_set_types!r}"
+            )
         if not 0 < self.e2e_band < 1:
             raise ValueError(f"e2e_band must lie in (0, 1), got {self.e2e_band!r}")
         if not isinstance(self.n_global_shape_x, int) or self.n_global_shape_x < 10:
@@ -139,6 +146,7 @@ QUICK = Config(
     n_interp_baseline_x=0,
     digits_repeats=1,
     e2e_calibrations=200,  # 3 seeds x 200 calibrations: the coverage checks pass with a 3-sd margin (24 did not)
+    e2e_set_types=("ellipsoid",),  # the other set types' checks cost ~40 s per seed (the hull in d = 8): full only
     e2e_n_test=50,
     n_opt_seeds=2,
     n_digits_volume=1,
@@ -196,6 +204,11 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
             cov[st][f"{a:g}"] = {"mean": float(np.mean(c)), "std": float(np.std(c, ddof=1)), "rank_error": rank_err}
     out["coverage"] = cov
     out["coverage_e2e"] = e2e_coverage(cfg, P, gen, lin, np.random.default_rng([seed, d, 5]))
+    out["coverage_e2e_sets"] = {
+        st: e2e_coverage(cfg, P, gen, lin, np.random.default_rng([seed, d, 5, j]), st)
+        for j, st in enumerate(cfg.e2e_set_types)
+        if st != "ellipsoid"
+    }
 
     # 2. volumes per generator (same draws for all set types: same random_state), 3a. linear closed form vs PGD
     Xc, Yc, Xt, Yt = X[: cfg.n_cal], Y[: cfg.n_cal], X[cfg.n_cal :], Y[cfg.n_cal :]
