@@ -98,15 +98,15 @@ class _Normal:
         return rng.standard_normal((n, 2))
 
 
-def _coverage(units: int = 5, per_unit: int = 96):
+def _coverage(units: int = 5, per_unit: int = 96, set_type: str = "ellipsoid"):
     """End-to-end coverage through predict_set().contains() (fresh calibrations with the preset's n_cal values,
     fresh test pairs), judged by the checks' own judge."""
     cfg = replace(E.QUICK, e2e_calibrations=per_unit)
     recs = [
-        E.e2e_coverage(cfg, _Normal(), _Normal(), lambda x, z: z.sum(-1), np.random.default_rng([u, 5]))
+        E.e2e_coverage(cfg, _Normal(), _Normal(), lambda x, z: z.sum(-1), np.random.default_rng([u, 5]), set_type)
         for u in range(units)
     ]
-    return {c.id: c for c in coverage_checks(cfg, list(range(units)), recs)}
+    return {c.id: c for c in coverage_checks(cfg, list(range(units)), recs, set_type)}
 
 
 def test_coverage_checks_hold_unbroken():
@@ -171,3 +171,35 @@ def test_missing_plus_one_is_caught_in_95_percent_of_reruns():
     caught = np.mean([v["coverage"] == DOES_NOT_HOLD for v in bad])
     assert held >= 0.95, held
     assert caught >= 0.95, caught
+
+
+# ------------------------------------------------------------------------- the other set types' coverage checks
+_set_from = _reliability.ConformalReliability._set_from
+
+
+def _scaled_sets(scale):
+    """A score/set mismatch: the set's radius scaled while the calibration scores are not."""
+
+    def broken(self, Z, radius):
+        return _set_from(self, Z, radius * scale)
+
+    return broken
+
+
+def test_the_full_preset_checks_every_set_types_coverage_and_quick_the_ellipsoids():
+    assert set(E.FULL.e2e_set_types) == {"ellipsoid", "ball", "hull", "pcp"}
+    assert E.QUICK.e2e_set_types == ("ellipsoid",)
+
+
+@pytest.mark.parametrize("set_type", ["ball", "hull", "pcp"])
+def test_each_set_types_coverage_checks_hold_unbroken_and_fail_under_a_score_set_mismatch(set_type):
+    ok = _coverage(set_type=set_type)
+    lo, hi = f"coverage_{set_type}", f"coverage_upper_{set_type}"
+    assert ok[lo].verdict == HOLDS and ok[hi].verdict == HOLDS, ok[lo].method
+    with mutant("icml26.crel._reliability.ConformalReliability._set_from", _scaled_sets(0.85)):
+        small = _coverage(set_type=set_type)
+    assert small[lo].verdict == DOES_NOT_HOLD, small[lo].method
+    with mutant("icml26.crel._reliability.ConformalReliability._set_from", _scaled_sets(1.15)):
+        big = _coverage(set_type=set_type)
+    assert big[hi].verdict == DOES_NOT_HOLD, big[hi].method
+    assert _reliability.ConformalReliability._set_from is _set_from

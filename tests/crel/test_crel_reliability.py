@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from icml26.crel import (
     ConformalReliability,
     Ellipsoid,
+    GlobalCovarianceReliability,
     HullSet,
     UnionOfBalls,
     average_metric,
@@ -196,6 +197,52 @@ def test_other_bad_arguments(gaussian_generator):
         rel.reliability(0.0)
     with pytest.raises(ValueError, match="latent_samples"):
         rel.predict_set(0.0, latent_samples=np.zeros((4, 3)))
+
+
+@pytest.mark.parametrize("bad", ["a", 1.5, True, [1]])
+def test_random_state_of_the_wrong_type_is_named(gaussian_generator, bad):
+    with pytest.raises(TypeError, match="random_state must be a non-negative integer or None"):
+        ConformalReliability(gaussian_generator, None, linear([1.0, 0]), random_state=bad)
+    with pytest.raises(ValueError, match="random_state"):
+        ConformalReliability(gaussian_generator, None, linear([1.0, 0]), random_state=-1)
+    ConformalReliability(gaussian_generator, None, linear([1.0, 0]), random_state=np.int64(3))  # numpy ints are fine
+
+
+def test_calibration_outputs_of_another_dimension_blame_y_cal(gaussian_generator):
+    with pytest.raises(
+        ValueError, match=r"Y_cal encoded to latent dimension d = 3 and the generator's outputs to d = 2"
+    ):
+        ConformalReliability(gaussian_generator, None, linear([1.0, 0])).conformalize(np.zeros(50), np.ones((50, 3)))
+
+
+# ---------------------------------------------------------------------------------------------- global covariance
+def test_global_covariance_ellipse_is_one_shape_for_every_condition_and_covers():
+    gen = GaussianGenerator(scale=(1.0, 0.3))
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, 700)
+    Y = np.stack([gen.sample(x, 1, rng)[0] for x in X])
+    rel = GlobalCovarianceReliability(gen, None, linear([1.0, 0.0]), X[600:], 0.9, 16, random_state=2)
+    rel.conformalize(X[:300], Y[:300])
+    S0, S1 = rel.predict_set(X[300]), rel.predict_set(X[301])
+    np.testing.assert_array_equal(S0.chol, S1.chol)  # one shape, per-condition centres
+    assert not np.allclose(S0.center, S1.center)
+    # the shared covariance is the shrunk mean sample covariance: close to diag(1, 0.09) for this generator
+    Sig = rel.chol_ @ rel.chol_.T
+    assert abs(Sig[0, 0] - (0.9 + 0.1 * 1.09 / 2)) < 0.15 and abs(Sig[1, 1] - (0.9 * 0.09 + 0.1 * 1.09 / 2)) < 0.05
+    assert 0.84 <= rel.coverage(X[300:600], Y[300:600]) <= 0.96
+    assert np.isfinite(rel.reliability(X[300]))
+
+
+def test_global_covariance_bad_arguments(gaussian_generator):
+    m = linear([1.0, 0])
+    with pytest.raises(ValueError, match="shape_conditions must hold at least one"):
+        GlobalCovarianceReliability(gaussian_generator, None, m, [])
+    with pytest.raises(TypeError, match="shape_conditions must be a sequence"):
+        GlobalCovarianceReliability(gaussian_generator, None, m, 3.0)
+    with pytest.raises(TypeError, match="set_type is fixed"):
+        GlobalCovarianceReliability(gaussian_generator, None, m, [0.0], set_type="ball")
+    with pytest.raises(RuntimeError, match="conformalize"):
+        GlobalCovarianceReliability(gaussian_generator, None, m, [0.0, 1.0]).predict_set(0.0)
 
 
 # ---------------------------------------------------------------------------------------------- shared samples

@@ -16,10 +16,13 @@ KINDS = {
     "coverage_upper": "check",
     "informativeness": "claim",
     "informativeness_ball": "control",
+    "informativeness_global": "control",
     "informativeness_oracle": "claim",
     "informativeness_oracle_ball": "control",
+    "informativeness_oracle_global": "control",
     "informativeness_digits": "claim",
     "informativeness_digits_ball": "control",
+    "informativeness_digits_global": "control",
     "optimizer_grid": "check",
     "interpretability_synthetic": "claim",
     "interpretability_synthetic_centre": "control",
@@ -49,11 +52,16 @@ def test_quick_preset_runs_and_judges_every_claim(quick_run):
             assert c["controls"] and all(by_id[k]["kind"] == "control" for k in c["controls"]), c["id"]
     assert not set(result["seeds"]) & set(result["dev_seeds"]) and result["tuning"]
     assert by_id["coverage"]["test"]["unit"] == "calibration" and by_id["coverage"]["test"]["n_units"] == 600
-    # interpretability is judged against the trivial rule worst-of-K (and the average metric)
-    assert {b["name"] for b in by_id["interpretability_digits"]["baselines"]} == {
-        "worst-of-K separation",
-        "average-metric separation",
-    }
+    # interpretability is judged against the trivial rules worst-of-K and the alpha-quantile (and the average metric)
+    for cid in ("interpretability_synthetic", "interpretability_digits"):
+        assert {b["name"] for b in by_id[cid]["baselines"]} == {
+            "worst-of-K separation",
+            "average-metric separation",
+            "alpha-quantile separation",
+        }
+    # informativeness is controlled by the ball and by the one-covariance (MAPIE-style) ellipse
+    for cid in ("informativeness", "informativeness_oracle", "informativeness_digits"):
+        assert by_id[cid]["controls"] == [f"{cid}_ball", f"{cid}_global"]
     assert (run_dir / "prediction_set_2d.png").exists()
     assert (run_dir / "coverage_vs_alpha.png").exists()
     assert len(result["metrics"]["s1"]) == len(result["seeds"])

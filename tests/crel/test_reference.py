@@ -15,9 +15,11 @@ def test_the_shipped_reference_run_keeps_the_v3_contract(v3_reference):
         "optimizer_grid",
         "optimizer_linear",
         "optimizer_below_in_set_samples",
+        *(f"coverage{up}_{st}" for up in ("", "_upper") for st in ("ball", "hull", "pcp")),
     }
     for cid in ("informativeness", "informativeness_oracle", "informativeness_digits"):
-        assert by_id[cid]["controls"] == [f"{cid}_ball"]
+        assert by_id[cid]["controls"] == [f"{cid}_ball", f"{cid}_global"]
     for cid in ("interpretability_synthetic", "interpretability_digits"):
         assert by_id[cid]["controls"] == [f"{cid}_centre"]
         assert any(p.startswith("average_matched") for p in by_id[cid]["requires"])
+        assert "alpha-quantile separation" in {b["name"] for b in by_id[cid]["baselines"]}

@@ -34,7 +34,7 @@ not available (see ``docs/crel.md``).  The latent samples of a condition are sha
 from ._optimize import WorstCase, linear_worst_case, worst_case
 from ._reliability import SET_TYPES, ConformalReliability, conformal_quantile, min_calibration_size
 from ._sets import Ellipsoid, HullSet, UnionOfBalls, log_unit_ball_volume
-from .baselines import average_metric, sample_metrics, worst_of_k
+from .baselines import GlobalCovarianceReliability, average_metric, sample_metrics, worst_of_k
 
 __all__ = [
     "ConformalReliability",
@@ -48,6 +48,7 @@ __all__ = [
     "min_calibration_size",
     "log_unit_ball_volume",
     "SET_TYPES",
+    "GlobalCovarianceReliability",
     "average_metric",
     "worst_of_k",
     "sample_metrics",

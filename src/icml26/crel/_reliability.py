@@ -178,6 +178,12 @@ class ConformalReliability:
             raise ValueError(f"eps must be > 0, got {eps!r}")
         if optimizer_kwargs is not None and not isinstance(optimizer_kwargs, dict):
             raise TypeError(f"optimizer_kwargs must be a dict or None, got {type(optimizer_kwargs).__name__}")
+        if random_state is not None and (
+            isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer))
+        ):
+            raise TypeError(f"random_state must be a non-negative integer or None, got {random_state!r}")
+        if random_state is not None and random_state < 0:
+            raise ValueError(f"random_state must be a non-negative integer or None, got {random_state!r}")
         if not isinstance(share_samples, bool):
             raise TypeError(f"share_samples must be True or False, got {share_samples!r}")
         self.generator = generator
@@ -207,6 +213,19 @@ class ConformalReliability:
         d_known = getattr(self, "latent_dim_", None)
         ok = z.ndim == 2 and (n_expected is None or z.shape[0] == n_expected)
         ok = ok and (d_known is None or z.shape[1] == d_known) and z.shape[1] >= 1
+        if (
+            not ok
+            and z.ndim == 2
+            and d_known is not None
+            and z.shape[1] != d_known
+            and (n_expected is None or z.shape[0] == n_expected)
+        ):
+            src = getattr(self, "_dim_source", "the calibration outputs")
+            raise ValueError(
+                f"encoder output for {what} must have shape ({z.shape[0]}, {d_known}), got shape {z.shape}: "
+                f"{src} encoded to latent dimension d = {d_known} and the generator's outputs to d = {z.shape[1]}; "
+                "they must match (after the encoder)"
+            )
         if not ok:
             want = f"({n_expected if n_expected is not None else 'n'}, {d_known if d_known else 'd'})"
             raise ValueError(f"encoder output for {what} must have shape {want}, got shape {z.shape}")
@@ -317,6 +336,7 @@ class ConformalReliability:
         self._cache.clear()
         n, Zy = self._pairs(X_cal, Y_cal, "X_cal", "Y_cal")
         self.latent_dim_ = Zy.shape[1]
+        self._dim_source = "Y_cal"
         if self.set_type == "hull" and self.n_samples < self.latent_dim_ + 1:
             raise ValueError(
                 f"n_samples must be >= d + 1 = {self.latent_dim_ + 1} for set_type='hull' (the hull of fewer samples "

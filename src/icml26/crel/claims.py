@@ -5,6 +5,9 @@ Control arms (measured in the same run, on the same seeds, conditions and genera
 
 - the **ball CReL** set (the ellipsoid minus its covariance: ``Sigma = I``, the same K samples, mean and calibration
   pairs) for the three informativeness claims: what they credit is the set's shape taken from the samples;
+- the **global-covariance ellipse** (the ellipsoid minus its *per-condition* shape: one shrunk covariance for every
+  condition, the MAPIE-style standardized-residual score) as their second control: what CReL adds over an
+  x-independent covariance score is the shape per condition;
 - the **centre metric** ``m(x, mu(x))`` (the reliability with the set shrunk to its centre, ``qhat = 0``: the same
   samples and mean, no worst case over the calibrated set) for the two interpretability claims: what they credit is
   the worst case over the conformal set.
@@ -37,6 +40,12 @@ __all__ = ["judge", "exact_rank", "separation", "coverage_checks", "SET_NAMES", 
 
 SET_NAMES = ("ellipsoid", "ball", "pcp")  # re-split coverage and interpretability baselines
 VOLUME_SETS = ("ellipsoid", "ball", "hull", "pcp")
+CONTROL_SETS = ("ellipsoid", "ball", "global", "pcp")  # "global": the one-covariance ellipse (second control)
+GLOBAL_WORDS = (
+    "The global-covariance ellipse (MAPIE-style standardized residual: the ellipsoid with one shrunk covariance for "
+    "every condition, the mean of the sample covariances at separate conditions; the same samples' mean and the same "
+    "calibration pairs) is not smaller than PCP's union of balls by the same rule"
+)
 
 
 def _gap(a, b):
@@ -56,7 +65,7 @@ def missing_plus_one_shift(cfg) -> float:
     return float(np.mean([(exact_rank(n, cfg.e2e_alpha) - math.ceil(n * a)) / (n + 1) for n in ns]))
 
 
-def coverage_checks(cfg, units: list, e2e: list[dict]) -> list:
+def coverage_checks(cfg, units: list, e2e: list[dict], set_type: str = "ellipsoid") -> list:
     """The two one-sided halves of "end-to-end coverage equals k/(n+1) within +-e2e_band" (a TOST), as checks:
     split-conformal coverage is a guarantee of the construction, so a failure is a bug of our code.
 
@@ -65,7 +74,8 @@ def coverage_checks(cfg, units: list, e2e: list[dict]) -> list:
     correct implementation, whatever the generator, so the calibrations of all seeds are independent draws by
     design (seeds are still reported per row of the table).  Each value carries its binomial Monte-Carlo error
     ``sqrt(p (1 - p) / n_test)``, ``p = k/(n+1)``, added to the spread (conservative: the spread holds it already).
-    ``units`` (the seed of each record) only labels the records.
+    ``units`` (the seed of each record) only labels the records.  ``set_type``: the sets the records come from
+    (ids ``coverage``, ``coverage_upper`` for the ellipsoid, ``coverage_<set>``, ``coverage_upper_<set>`` else).
     """
     if len(units) != len(e2e):
         raise ValueError(f"units must give one seed per record: {len(units)} for {len(e2e)} records")
@@ -84,14 +94,21 @@ def coverage_checks(cfg, units: list, e2e: list[dict]) -> list:
         f"without its +1 by {missing_plus_one_shift(cfg):.4f} on average"
     )
     out = []
+    suffix = "" if set_type == "ellipsoid" else f"_{set_type}"
+    set_words = {
+        "ellipsoid": "CReL's ellipsoid sets",
+        "ball": "the ball CReL sets",
+        "hull": "the scaled-hull CReL sets",
+        "pcp": "PCP's union-of-balls sets",
+    }[set_type]
     for cid, bound, sense, words in (
-        ("coverage", -cfg.e2e_band, ">=", "not below"),
-        ("coverage_upper", cfg.e2e_band, "<=", "not above"),
+        ("coverage" + suffix, -cfg.e2e_band, ">=", "not below"),
+        ("coverage_upper" + suffix, cfg.e2e_band, "<=", "not above"),
     ):
         out.append(
             judge_threshold(
                 cid,
-                f"End-to-end coverage of CReL's ellipsoid sets is {words} its exact expectation k/(n+1) by more "
+                f"End-to-end coverage of {set_words} is {words} its exact expectation k/(n+1) by more "
                 f"than {cfg.e2e_band:g} ({what})",
                 ("coverage - k/(n+1)", dev),
                 threshold=bound,
@@ -131,9 +148,11 @@ def _interp_row(data: str, seed, gd_: dict, rk: dict, sp: dict) -> dict:
         "avg_gap": gd_["avg"] - rk["avg"],
         "worst_of_k_gap": gd_["worst_of_k"] - rk["worst_of_k"],
         "centre_gap": gd_["centre"] - rk["centre"],
+        "q_alpha_gap": gd_["q_alpha"] - rk["q_alpha"],
         "R_sep": sp["R"],
         "worst_of_k_sep": sp["worst_of_k"],
         "avg_sep": sp["avg"],
+        "q_alpha_sep": sp["q_alpha"],
         "centre_sep": sp["centre"],
         "R_sep_unpaired": separation(gd_["per_x"]["R"], rk["per_x"]["R"], paired=False),
         "worst_of_k_sep_unpaired": separation(gd_["per_x"]["worst_of_k"], rk["per_x"]["worst_of_k"], paired=False),
@@ -240,7 +259,15 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     report.set_tuning("ellipsoid CReL", configs=1, steps=0, note="shrinkage 0.1, eps 1e-6, K fixed: nothing tuned")
     report.set_tuning("pcp", configs=1, steps=0, note="K fixed: nothing tuned")
     report.set_tuning("ball CReL (control)", configs=1, steps=0, note="Sigma = I; the same K samples: nothing tuned")
-    for arm in ("R separation", "worst-of-K separation", "average-metric separation", "centre-metric separation"):
+    report.set_tuning(
+        "global-covariance ellipse (control)",
+        configs=1,
+        steps=0,
+        note=f"the ellipsoid's shrinkage and eps, covariance from {cfg.n_global_shape_x} separate conditions: nothing "
+        "tuned",
+    )
+    arms = ("R", "worst-of-K", "average-metric", "alpha-quantile", "centre-metric")
+    for arm in (f"{a} separation" for a in arms):
         report.set_tuning(arm, configs=1, steps=0, note="the same K samples per condition; nothing tuned")
 
     # -- coverage: rank arithmetic on re-splits (check), end to end on fresh points (claims) -------------
@@ -284,12 +311,17 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     e2e = [u["coverage_e2e"] for u in s1]
     for c in coverage_checks(cfg, [u["seed"] for u in s1], e2e):
         report.add_claim(c)
+    for st in [t for t in getattr(cfg, "e2e_set_types", ()) if t != "ellipsoid"]:
+        recs = [u["coverage_e2e_sets"][st] for u in s1]
+        for c in coverage_checks(cfg, [u["seed"] for u in s1], recs, st):
+            report.add_claim(c)
     erows = []
-    for u in s1:
-        e = u["coverage_e2e"]
+    for u, st in [(v, t) for v in s1 for t in ("ellipsoid", *v.get("coverage_e2e_sets", {}))]:
+        e = u["coverage_e2e"] if st == "ellipsoid" else u["coverage_e2e_sets"][st]
         dv_ = np.subtract(e["coverage"], e["expected"])
         erows.append(
             {
+                "set": st,
                 "seed": u["seed"],
                 "d": u["d"],
                 "coverage": float(np.mean(e["coverage"])),
@@ -301,7 +333,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     report.add_table(
         "coverage_e2e",
         erows,
-        "End-to-end coverage of the ellipsoid sets on fresh pairs (mean over the calibrations of a seed and "
+        "End-to-end coverage of each checked set type on fresh pairs (mean over the calibrations of a seed and "
         "dimension), its exact expectation (mean k/(n+1) over the n_cal values used) and the deviation.",
     )
 
@@ -310,7 +342,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     gen_words = {"fitted": "fitted conditional-Gaussian generator", "oracle": "oracle mixture sampler"}
     for gname, cid in (("fitted", "informativeness"), ("oracle", "informativeness_oracle")):
         sub = [u for u in s1 if u["d"] == dv]
-        lv = {st: np.concatenate([u["log_volume"][gname][st] for u in sub]) for st in ("ellipsoid", "ball", "pcp")}
+        lv = {st: np.concatenate([u["log_volume"][gname][st] for u in sub]) for st in CONTROL_SETS}
         lv_units = [u["seed"] for u in sub for _ in u["log_volume"][gname]["ellipsoid"]]
         c = report.add_claim(
             judge_superiority(
@@ -324,7 +356,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 test="ttest",
                 alpha=0.01,
                 units=lv_units,  # conditions of one seed share its generator and qhat: seeds are the unit
-                controls=[f"{cid}_ball"],
+                controls=[f"{cid}_ball", f"{cid}_global"],
             )
         )
         report.add_claim(
@@ -335,6 +367,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 ("ball CReL", lv["ball"]),
             )
         )
+        report.add_claim(c.control(f"{cid}_global", GLOBAL_WORDS, ("global-covariance ellipse", lv["global"])))
     vrows, pcp_wins = [], []
     sources = [
         (f"S1 {gen_words[g]}", d, [u for u in s1 if u["d"] == d], g) for g in ("fitted", "oracle") for d in cfg.dims
@@ -343,7 +376,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         sources.append(("digits, class-conditional Gaussian", 16, dig, None))
     for label, d, units_, g in sources:
         lvs = {}
-        for st in VOLUME_SETS:
+        for st in (*VOLUME_SETS, "global"):
             recs = [(u["log_volume"] if g is None else u["log_volume"][g]).get(st) for u in units_]
             if any(r is None for r in recs):
                 continue
@@ -369,7 +402,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 + f" < ellipsoid {lvs['ellipsoid']:.3g}"
             )
     if cfg.digits:
-        lv = {st: np.concatenate([u["log_volume"][st] for u in dig]) for st in ("ellipsoid", "ball", "pcp")}
+        lv = {st: np.concatenate([u["log_volume"][st] for u in dig]) for st in CONTROL_SETS}
         c = report.add_claim(
             judge_superiority(
                 "informativeness_digits",
@@ -382,7 +415,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 test="ttest",
                 alpha=0.01,
                 units=[s for s, u in zip(seeds, dig) for _ in u["log_volume"]["ellipsoid"]],
-                controls=["informativeness_digits_ball"],
+                controls=["informativeness_digits_ball", "informativeness_digits_global"],
             )
         )
         report.add_claim(
@@ -390,6 +423,13 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 "informativeness_digits_ball",
                 "On digits, the ball CReL set (Sigma = I) is not smaller than PCP's union of balls by the same rule",
                 ("ball CReL", lv["ball"]),
+            )
+        )
+        report.add_claim(
+            c.control(
+                "informativeness_digits_global",
+                "On digits: " + GLOBAL_WORDS,
+                ("global-covariance ellipse", lv["global"]),
             )
         )
     report.add_table(
@@ -474,7 +514,7 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     # the safe scale set on the dev seeds), a precondition that the average metric does not separate them, and the
     # centre metric m(x, mu(x)) as the control arm (no worst case over the calibrated set)
     need = math.ceil(cfg.seed_fraction * n_seeds - 1e-9)
-    scores = ("R", "worst_of_k", "avg", "centre")
+    scores = ("R", "worst_of_k", "avg", "q_alpha", "centre")
     irows, sep_syn, wok_good, wok_risky, avg_abs = [], {k: [] for k in scores}, [], [], []
     for s, rec in zip(seeds, records):
         seps = {k: [] for k in scores}
@@ -525,9 +565,14 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         judge_k_of_n(
             "interpretability_synthetic",
             f"S1: the reliability score separates the risky generator from the safe one ({gens}) better than "
-            f"worst-of-K and than the average metric ({sep_words}; mean over dims) in >= {need} of {n_seeds} seeds",
+            f"worst-of-K, than the average metric and than the alpha-quantile of the K sample metrics ({sep_words}; "
+            f"mean over dims) in >= {need} of {n_seeds} seeds",
             ("R separation", sep_syn["R"]),
-            {"worst-of-K separation": sep_syn["worst_of_k"], "average-metric separation": sep_syn["avg"]},
+            {
+                "worst-of-K separation": sep_syn["worst_of_k"],
+                "average-metric separation": sep_syn["avg"],
+                "alpha-quantile separation": sep_syn["q_alpha"],
+            },
             k=need,
             requires=["risky_generator_worse_synthetic", "average_matched_synthetic"],
             controls=["interpretability_synthetic_centre"],
@@ -537,8 +582,8 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         c.control(
             "interpretability_synthetic_centre",
             "The centre metric m(x, mu(x)) (the reliability without its worst case over the calibrated set: the same "
-            "samples and mean) does not separate the generators better than worst-of-K and the average metric by "
-            "the same rule",
+            "samples and mean) does not separate the generators better than worst-of-K, the average metric and the "
+            "alpha-quantile by the same rule",
             ("centre-metric separation", sep_syn["centre"]),
         )
     )
@@ -583,9 +628,14 @@ def judge(cfg, records: list[dict], report: Report) -> None:
             judge_k_of_n(
                 "interpretability_digits",
                 f"Digits: the reliability score separates the risky generator from the safe one ({dgens}) better "
-                f"than worst-of-K and than the average metric ({sep_words}) in >= {need} of {n_seeds} seeds",
+                f"than worst-of-K, than the average metric and than the alpha-quantile of the K sample metrics "
+                f"({sep_words}) in >= {need} of {n_seeds} seeds",
                 ("R separation", sep_dig["R"]),
-                {"worst-of-K separation": sep_dig["worst_of_k"], "average-metric separation": sep_dig["avg"]},
+                {
+                    "worst-of-K separation": sep_dig["worst_of_k"],
+                    "average-metric separation": sep_dig["avg"],
+                    "alpha-quantile separation": sep_dig["q_alpha"],
+                },
                 k=need,
                 requires=["risky_generator_worse_digits", "average_matched_digits"],
                 controls=["interpretability_digits_centre"],
@@ -594,8 +644,8 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         report.add_claim(
             c.control(
                 "interpretability_digits_centre",
-                "On digits, the centre metric m(c, mu(c)) does not separate the generators better than worst-of-K "
-                "and the average metric by the same rule",
+                "On digits, the centre metric m(c, mu(c)) does not separate the generators better than worst-of-K, "
+                "the average metric and the alpha-quantile by the same rule",
                 ("centre-metric separation", sep_dig["centre"]),
             )
         )
@@ -619,11 +669,12 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         f"ball / PCP reliability on the first {cfg.n_interp_baseline_x} conditions only.",
     )
     wins = [
-        f"{name}: worst-of-K separates better in {int(np.sum(np.asarray(v['worst_of_k']) >= np.asarray(v['R'])))} "
-        f"of {len(v['R'])} seeds"
+        f"{name}: {label} separates at least as well as R in "
+        f"{int(np.sum(np.asarray(v[key]) >= np.asarray(v['R'])))} of {len(v['R'])} seeds"
         for name, v in (("S1", sep_syn), *((("digits", sep_dig),) if cfg.digits else ()))
+        for key, label in (("worst_of_k", "worst-of-K"), ("q_alpha", "the alpha-quantile"))
     ]
-    report.add_note("Interpretability against the trivial rule: " + "; ".join(wins) + ".")
+    report.add_note("Interpretability against the trivial rules: " + "; ".join(wins) + ".")
 
     # -- figures and metrics ---------------------------------------------------------------------------
     fd = next((u["figure"] for u in s1 if "figure" in u), None)

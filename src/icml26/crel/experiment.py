@@ -49,9 +49,9 @@ from ._data import (
     make_digits_task,
 )
 from ._optimize import linear_worst_case, worst_case
-from ._reliability import ConformalReliability, conformal_quantile
+from ._reliability import SET_TYPES, ConformalReliability, conformal_quantile
 from ._sets import Ellipsoid, HullSet
-from .baselines import sample_metrics
+from .baselines import GlobalCovarianceReliability, sample_metrics
 from .claims import SET_NAMES, VOLUME_SETS, exact_rank, judge
 
 
@@ -95,8 +95,14 @@ class Config:
     e2e_calibrations: int = 120  # fresh calibration sets per seed and dimension
     e2e_n_test: int = 50  # fresh test pairs per calibration
     e2e_band: float = 0.015  # |coverage - k/(n+1)| band; an off-by-one rank moves it by 1/(n+1) >= 0.022
+    # set types whose end-to-end coverage is checked (the ellipsoid always: checks `coverage`, `coverage_upper`;
+    # the others: `coverage_<set>`, `coverage_upper_<set>`, each on its own fresh draws)
+    e2e_set_types: tuple[str, ...] = ("ellipsoid", "ball", "hull", "pcp")
     n_opt_seeds: int = 3  # optimizer seeds per grid instance
     n_digits_volume: int = 5  # generator draws per class for the digits set volumes
+    # conditions whose sample covariances, averaged, give the global-covariance control's one shape (S1: training
+    # conditions; digits: this many / 10 draws per class); fixed by the referee's probe (100), not tuned
+    n_global_shape_x: int = 100
     figure_seed: int | None = 100  # the seed whose 2-D condition the set figure shows (None: no figure)
 
     def __post_init__(self) -> None:
@@ -113,8 +119,14 @@ class Config:
             )
         if not self.e2e_n_cals or any(not isinstance(n, int) or n < 1 for n in self.e2e_n_cals):
             raise ValueError(f"e2e_n_cals must be positive integers, got {self.e2e_n_cals!r}")
+        if "ellipsoid" not in self.e2e_set_types or not set(self.e2e_set_types) <= set(SET_TYPES):
+            raise ValueError(
+                f"e2e_set_types must include 'ellipsoid' and lie in {SET_TYPES}, got {self.e2e_set_types!r}"
+            )
         if not 0 < self.e2e_band < 1:
             raise ValueError(f"e2e_band must lie in (0, 1), got {self.e2e_band!r}")
+        if not isinstance(self.n_global_shape_x, int) or self.n_global_shape_x < 10:
+            raise ValueError(f"n_global_shape_x must be an integer >= 10, got {self.n_global_shape_x!r}")
         if not self.avg_sep_bound > 0:
             raise ValueError(f"avg_sep_bound must be > 0, got {self.avg_sep_bound!r}")
 
@@ -134,6 +146,7 @@ QUICK = Config(
     n_interp_baseline_x=0,
     digits_repeats=1,
     e2e_calibrations=200,  # 3 seeds x 200 calibrations: the coverage checks pass with a 3-sd margin (24 did not)
+    e2e_set_types=("ellipsoid",),  # the other set types' checks cost ~40 s per seed (the hull in d = 8): full only
     e2e_n_test=50,
     n_opt_seeds=2,
     n_digits_volume=1,
@@ -191,6 +204,11 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
             cov[st][f"{a:g}"] = {"mean": float(np.mean(c)), "std": float(np.std(c, ddof=1)), "rank_error": rank_err}
     out["coverage"] = cov
     out["coverage_e2e"] = e2e_coverage(cfg, P, gen, lin, np.random.default_rng([seed, d, 5]))
+    out["coverage_e2e_sets"] = {
+        st: e2e_coverage(cfg, P, gen, lin, np.random.default_rng([seed, d, 5, j]), st)
+        for j, st in enumerate(cfg.e2e_set_types)
+        if st != "ellipsoid"
+    }
 
     # 2. volumes per generator (same draws for all set types: same random_state), 3a. linear closed form vs PGD
     Xc, Yc, Xt, Yt = X[: cfg.n_cal], Y[: cfg.n_cal], X[cfg.n_cal :], Y[cfg.n_cal :]
@@ -212,6 +230,14 @@ def _s1_unit(cfg: Config, seed: int, d: int) -> dict:
             vol[gname][st], cover_at[gname][st] = lv, float(np.mean(inside))
             if gname == "fitted":
                 lin_diff[st] = diffs
+        # the second control: one covariance for every condition (MAPIE-style), fixed from the generator's samples
+        # at training conditions (disjoint from the calibration and test pairs), the ellipsoid's shrinkage
+        rel = GlobalCovarianceReliability(
+            g, None, lin, x_tr[: cfg.n_global_shape_x], 1 - cfg.volume_alpha, cfg.n_samples, random_state=seed
+        ).conformalize(Xc, Yc)
+        sets = [rel.predict_set(Xt[i]) for i in range(cfg.n_volume_x)]
+        vol[gname]["global"] = [S.log_volume() for S in sets]
+        cover_at[gname]["global"] = float(np.mean([S.contains(Yt[i]) for i, S in enumerate(sets)]))
     out.update(log_volume=vol, volume_coverage=cover_at, linear_abs_diff=lin_diff)
 
     # 4. interpretability: safe (blurrier, true failure rate) vs risky sampler (true noise, more failures), matched
@@ -362,6 +388,21 @@ def _digits_unit(cfg: Config, seed: int) -> dict:
             lv.append(S.log_volume(n_mc=cfg.n_mc, random_state=int(c)) if st == "pcp" else S.log_volume())
         vol[st] = lv
         cov[st] = rel.coverage(T.X_test, T.Y_test)
+    # the second control: one covariance for every class (MAPIE-style), from fresh samples of every class
+    rel = GlobalCovarianceReliability(
+        T.fitted,
+        T.encoder,
+        T.metric,
+        np.repeat(np.arange(10), cfg.n_global_shape_x // 10),
+        1 - cfg.volume_alpha,
+        cfg.n_samples,
+        random_state=seed,
+    ).conformalize(T.X_cal, T.Y_cal)
+    vol["global"] = [
+        rel.predict_set(c, rel.latent_samples(c, fresh=True)).log_volume()
+        for c in np.repeat(np.arange(10), cfg.n_digits_volume)
+    ]
+    cov["global"] = rel.coverage(T.X_test, T.Y_test)
     out["log_volume"], out["volume_coverage"] = vol, cov
     return out
 
@@ -460,6 +501,26 @@ TUNING = (
         seeds=[0, 1, 2, 3, 4],
         outcome="v2 volumes on these seeds: ball 11.31 vs PCP 9.13 (S1 d = 8 fitted), 7.18 vs 5.74 (oracle), "
         "9.22 vs 7.63 (digits)",
+    ),
+    dict(
+        variant="referee 4's probes (not ours; recorded because they saw the reported seeds): stronger controls of "
+        "the informativeness claims at d = 8 (scaled ball, diagonal ellipsoid, one-covariance ellipse; 20 "
+        "conditions, n_mc 500; oracle also 100 conditions, n_mc 2000) and the alpha-quantile of the K sample "
+        "metrics re-judged from the committed records as an interpretability baseline",
+        seeds=[100, 101, 102, 103, 104],
+        outcome="the one-covariance ellipse passes informativeness_oracle's rule against PCP (p = 0.0088 / 0.0127), "
+        "loses on fitted and digits; R beats the alpha-quantile in 3/5 S1 seeds, 5/5 digits",
+    ),
+    dict(
+        variant="referee 4 items 1-2 adopted as specified, nothing tuned: the one-covariance (MAPIE-style) ellipse "
+        "as the second control of the three informativeness claims (the ellipsoid's shrinkage 0.1 and eps, the "
+        "covariance = mean sample covariance at 100 separate conditions, the referee's number) and the "
+        "alpha-quantile (alpha = interp_alpha, already recorded) as a third interpretability baseline; full preset "
+        "rerun on the same reported seeds because no choice was made by looking at them (the arms and their sizes "
+        "are the referee's, and the records of every other arm are unchanged: separate random streams)",
+        seeds=[],
+        outcome="see the reference run in results/crel (the verdicts may move to inconclusive / does not hold; "
+        "nothing was adjusted after it)",
     ),
 )
 
