@@ -37,6 +37,8 @@ def _as_opo(records, arm):
         for k in HORIZON_FIELDS:  # an arm without the horizon runs (no bonus, flipped) keeps OPO's; it breaks no
             new.setdefault(k, r["arms"]["opo"][k])  # claim that reads them (see BREAKS)
         new.setdefault("final_median", new["final"])  # a control arm has one evaluation stream
+        for k in ("bonus", "entropy", "f_is_truth"):  # learner diagnostics (tables only) the oracle arm lacks
+            new.setdefault(k, r["arms"]["opo"][k])
         r["arms"]["opo"] = new
     return out
 
