@@ -218,13 +218,13 @@ def _own_episodes(agent, env, contexts, n_eps, seed):
 def test_replay_equals_the_step_by_step_rule_on_the_whole_grid(seed):
     """Referee pass 3: v3d's reorganised kernel moved policies by up to 1.0 at eta_scale >= 3e4 and by 1e-5 at
     (1e4, 0.3) with T = 1000.  On every point of the full preset's grid plus 3e4 and 1e5, the agent's own play for
-    T = 1000 episodes, contexts first seen at the end are replayed to the step-by-step rule's policies (run on a
-    larger batch) to 1e-10."""
+    T = 2000 episodes, contexts first seen at the end are replayed to the step-by-step rule's policies (run on a
+    larger batch) to 1e-10 (the measured difference is exactly 0: the replay is ``_step``'s own arithmetic)."""
     from icml26.opo_cmdp.experiment import FULL, _make
 
     env, F, P, _ = _make(FULL, seed)
     H, S, A = env.n_layers, env.n_states, env.n_actions
-    T, ctx = 1000, env.contexts[:8]
+    T, ctx = 2000, env.contexts[:8]
     for eta_scale, gamma in FULL.opo_grid + ((3e4, 0.3), (1e5, 1.0)):
         ag = OPOCMDP(F, P, H, S, A, T=T, eta_scale=eta_scale, gamma=gamma)
         _own_episodes(ag, env, ctx[:5], T, seed)
