@@ -37,6 +37,8 @@ def _as_opo(records, arm):
         for k in HORIZON_FIELDS:  # an arm without the horizon runs (no bonus, flipped) keeps OPO's; it breaks no
             new.setdefault(k, r["arms"]["opo"][k])  # claim that reads them (see BREAKS)
         new.setdefault("final_median", new["final"])  # a control arm has one evaluation stream
+        for k in ("bonus", "entropy", "f_is_truth"):  # learner diagnostics (tables only) the oracle arm lacks
+            new.setdefault(k, r["arms"]["opo"][k])
         r["arms"]["opo"] = new
     return out
 
@@ -49,12 +51,14 @@ BREAKS = {  # the arm put in OPO's place -> the claims it must break
     "opo_nobonus": ("opo_beats_baselines", "optimism_pays", "opo_competitive"),
     "opo_flipped": ("opo_beats_baselines", "optimism_pays", "opo_competitive"),
     "opo_floor": ("opo_sublinear",),
+    "etc_floor": ("opo_sublinear",),
 }
 
 
-# Where the claim's own rule does NOT separate the break at our scale: none since v3d (v3c's growth-exponent rule
-# passed the linear floor, 0.77-0.89 < 1; the late-share rule fails it by construction of its regret).
-RULE_PASSES_BREAK: set[tuple[str, str]] = set()
+# Where the claim's own rule does NOT separate the break at our scale: the referee's explore-first 4% floor (linear
+# regret, late share 0.24 <= 0.25: the late share cannot separate a linear learner whose floor costs under ~1/4 of
+# uniform play's per-episode regret; the claim is inconclusive only because that arm is also its control).
+RULE_PASSES_BREAK: set[tuple[str, str]] = {("etc_floor", "opo_sublinear")}
 
 
 @pytest.mark.parametrize("arm", sorted(BREAKS))
@@ -80,10 +84,18 @@ def test_a_control_arm_that_passes_makes_its_claim_inconclusive(reference):
     records = copy.deepcopy(reference["records"])
     for r, v in zip(records, (0.02, 0.05, 0.0, 0.08, 0.03)):  # OPO made clearly sublinear
         r["arms"]["opo"]["late_share"] = v
-    for r, v in zip(records, (0.45, 0.5, 0.7, 0.48, 0.62)):  # the linear floor as it is by construction
+    for r, v in zip(records, (0.45, 0.5, 0.7, 0.48, 0.62)):  # linear floors that fail the rule
         r["arms"]["opo_floor"]["late_share"] = v
+        r["arms"]["etc_floor"]["late_share"] = v
     got = _judge(records, reference["seeds"])
-    assert got["opo_sublinear"].verdict == HOLDS  # the control (linear floor) fails the rule
+    assert got["opo_sublinear"].verdict == HOLDS  # both controls (linear floors) fail the rule
+    for r in records:  # the referee's explore-first 4% floor as measured (0.24): it passes, so no "holds"
+        r["arms"]["etc_floor"]["late_share"] = 0.242
+    got = _judge(records, reference["seeds"])
+    assert got["opo_sublinear_ctl_etc_floor"].verdict == DOES_NOT_HOLD
+    assert got["opo_sublinear"].verdict != HOLDS
+    for r, v in zip(records, (0.45, 0.5, 0.7, 0.48, 0.62)):
+        r["arms"]["etc_floor"]["late_share"] = v
     for r in records:  # the linear floor given OPO's numbers: the sublinearity test cannot separate them
         r["arms"]["opo_floor"]["late_share"] = r["arms"]["opo"]["late_share"]
     got = _judge(records, reference["seeds"])
@@ -110,6 +122,39 @@ def test_the_late_share_reads_falling_per_episode_regret_and_is_defined_at_zero(
     assert late_share(np.r_[np.full(100, 0.5), np.zeros(100)], first_frac=0.5) == 0.0
     with pytest.raises(ValueError, match="first_frac"):
         late_share(np.ones(4), first_frac=0.1)
+
+
+@pytest.mark.parametrize(
+    "gaps, match",
+    [
+        (np.ones((8, 100)), "gaps must be a 1-d"),  # rows taken as episodes used to give 1.0
+        (np.r_[np.full(50, 0.4), np.nan, np.zeros(49)], "gaps must be finite"),
+        (np.r_[np.full(50, 0.4), -0.2, np.zeros(49)], "gaps must be >= 0"),
+    ],
+)
+def test_late_share_rejects_bad_gaps(gaps, match):
+    from icml26.opo_cmdp.experiment import late_share
+
+    with pytest.raises(ValueError, match=match):
+        late_share(gaps)
+
+
+def test_explore_first_floor_is_linear_and_passes_the_late_share_below_a_quarter():
+    """The referee's learner: its late per-episode regret is its floor's, exactly; its late share is the floor's
+    per-episode regret over its (uniform) first window's, so a 4% floor passes the 0.25 bar and a 6% floor fails."""
+    from icml26.opo_cmdp import ExploreFirstFloor, run
+    from icml26.opo_cmdp.experiment import FULL, _make, floor_level, late_share
+
+    env, _, _, _ = _make(FULL, 0)
+    T = 800
+    for phi, passes in ((0.04, True), (0.06, False)):
+        g = run(env, ExploreFirstFloor(env, n_explore=T // 8, floor=phi), T, 0).per_episode_gap
+        assert np.mean(g[T // 2 :]) == pytest.approx(floor_level(env, phi), rel=1e-9)  # linear: the floor, always
+        assert (late_share(g) <= FULL.late_share_threshold) == passes
+    with pytest.raises(ValueError, match="n_explore"):
+        ExploreFirstFloor(env, n_explore=-1)
+    with pytest.raises(ValueError, match="floor"):
+        ExploreFirstFloor(env, n_explore=10, floor=1.5)
 
 
 def test_growth_exponent_and_window_ratio_reported_only():

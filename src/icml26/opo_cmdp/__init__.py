@@ -25,7 +25,15 @@ Example::
     log.cum_regret[-1]
 """
 
-from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, LinearFloor, OptimalPolicy, OptimisticGreedy, UniformPolicy
+from .baselines import (
+    EpsilonGreedyPlugIn,
+    ExploreFirstFloor,
+    GreedyPlugIn,
+    LinearFloor,
+    OptimalPolicy,
+    OptimisticGreedy,
+    UniformPolicy,
+)
 from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
 from .env import ContextualLayeredMDP, make_classes
 from .lock import ContextualCombinationLock, make_lock_classes
@@ -53,6 +61,7 @@ __all__ = [
     "EpsilonGreedyPlugIn",
     "OptimisticGreedy",
     "LinearFloor",
+    "ExploreFirstFloor",
     "UniformPolicy",
     "OptimalPolicy",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "EpsilonGreedyPlugIn",
     "OptimisticGreedy",
     "LinearFloor",
+    "ExploreFirstFloor",
     "UniformPolicy",
     "OptimalPolicy",
 ]
@@ -141,3 +142,30 @@ class LinearFloor:
 
     def observe(self, context, trajectory) -> None:
         self.agent.observe(context, trajectory)
+
+
+class ExploreFirstFloor(UniformPolicy):
+    """A learner whose regret is linear by construction, built to pass the late-share test (referee pass 3): uniform
+    play for the first ``n_explore`` episodes, then the optimal policy of the TRUE model mixed with ``floor`` uniform
+    play, ``(1 - floor) pi* + floor / |A|``, in every later episode.  Its late per-episode regret is the floor's
+    (``floor_level``), its first window's is uniform play's, so its late share is their ratio (0.24 at ``floor =
+    0.04`` on the lock): the second control of ``opo_sublinear``, an oracle learner (it knows the truth and the
+    test's first window), not a method."""
+
+    def __init__(self, env, n_explore: int, floor: float = 0.04) -> None:
+        super().__init__(env.n_layers, env.n_states, env.n_actions)
+        if isinstance(n_explore, (bool, np.bool_)) or not isinstance(n_explore, (int, np.integer)) or n_explore < 0:
+            raise ValueError(f"n_explore must be an integer >= 0, got {n_explore!r}")
+        if isinstance(floor, (bool, np.bool_)) or not isinstance(floor, (int, float)) or not 0.0 <= floor <= 1.0:
+            raise ValueError(f"floor must lie in [0, 1], got {floor!r}")
+        self.env, self.n_explore, self.floor, self.t = env, int(n_explore), float(floor), 0
+
+    def policy(self, context) -> np.ndarray:
+        if self.t < self.n_explore:
+            return super().policy(context)
+        f, p = self.env.true_model(np.asarray(context, dtype=float)[None])
+        pi = optimal_policy(f, p)[0][0]
+        return (1.0 - self.floor) * pi + self.floor / pi.shape[-1]
+
+    def observe(self, context, trajectory) -> None:
+        self.t += 1

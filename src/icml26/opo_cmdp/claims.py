@@ -13,9 +13,13 @@
 * claim ``opo_sublinear``: per-episode regret falls: at every ``T`` in ``horizons`` (a run per horizon, the step set
   per horizon) the mean regret per episode over ``[T/2, T]`` is at most ``late_share_threshold`` times that over
   the first window ``[0, first_frac T)`` (per seed the largest such late share over the horizons, whole interval;
-  :func:`~icml26.opo_cmdp.experiment.late_share`); control: the linear-floor arm, whose late share stays above its
-  floor's per-episode regret over uniform play's (0.30 on the lock) by construction.  The growth exponent of
-  ``R_T`` over the horizons (v3c's test, which the floor passed) is reported only;
+  :func:`~icml26.opo_cmdp.experiment.late_share`); controls: the linear-floor arm (OPO mixed with 5% uniform play),
+  whose late share stays above its floor's per-episode regret over its first window's (0.30 on the lock when that
+  window is near uniform play's), and the referee's explore-first floor (uniform for the first window, then the
+  true optimal policy mixed with ``etc_floor`` = 4% uniform play: linear, late share 0.24, so it passes the rule and
+  the claim is inconclusive: the late share does not separate a linear learner whose floor costs under ~1/4 of
+  uniform play's per-episode regret).  The growth exponent of ``R_T`` over the horizons (v3c's test, which the
+  floor passed) is reported only;
 * checks ``cmab_equivalence``, ``mdp_reference`` (the MDP update with its bonus against a scalar-loop rewrite) and
   ``optimal_regret_zero`` (our code; each has a mutant test).
 """
@@ -38,6 +42,7 @@ ARMS = {
     "opo_nobonus": "OPO-CMDP without bonus (gamma=0; control)",
     "opo_flipped": "OPO-CMDP with the bonus's sign flipped (control)",
     "opo_floor": "OPO-CMDP with a linear floor (control)",
+    "etc_floor": "explore-first linear floor (oracle learner; control)",
     "opt_greedy": "optimistic greedy (bonus + DP argmin)",
     "eps": "epsilon-greedy plug-in",
     "greedy": "greedy plug-in",
@@ -54,12 +59,14 @@ CONTROLS = {  # claim -> [(control id, control arm)]
         ("opo_competitive_ctl_nobonus", "opo_nobonus"),
         ("opo_competitive_ctl_flipped", "opo_flipped"),
     ],
-    "opo_sublinear": [("opo_sublinear_ctl_floor", "opo_floor")],
+    "opo_sublinear": [("opo_sublinear_ctl_floor", "opo_floor"), ("opo_sublinear_ctl_etc_floor", "etc_floor")],
 }
 _WHAT = {
     "opo_nobonus": "the same learner and step with gamma = 0 (no bonus)",
     "opo_flipped": "the same learner, step and bonus with the bonus's sign flipped (l~ = min(1, f_hat + b))",
     "opo_floor": "OPO-CMDP's policy mixed with {floor:g} uniform play in every episode (linear regret by construction)",
+    "etc_floor": "uniform play for the first window [0, first_frac T), then the TRUE model's optimal policy mixed with "
+    "{etc_floor:g} uniform play in every episode (linear regret by construction; the referee's learner, pass 3)",
 }
 
 
@@ -74,7 +81,7 @@ def _controlled(report: Report, claim, arm: dict, field: str, cfg: Config, trans
         report.add_claim(
             c.control(
                 cid,
-                f"Control for {claim.id}: {ARMS[key]}, i.e. {_WHAT[key].format(floor=cfg.floor)}, measured on the "
+                f"Control for {claim.id}: {ARMS[key]}, i.e. {_WHAT[key].format(floor=cfg.floor, etc_floor=cfg.etc_floor)}, measured on the "
                 f"same seeds, does not pass the claim's rule",
                 (f"{ARMS[key]}: {field}", vals),
             )
@@ -100,6 +107,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         )
     for key in ("opo_nobonus", "opo_flipped", "opo_floor"):
         report.set_tuning(ARMS[key], configs=1, steps=0, note="OPO-CMDP's chosen (eta_scale, gamma), nothing tuned")
+    report.set_tuning(ARMS["etc_floor"], configs=1, steps=0, note=f"floor {cfg.etc_floor:g}, the referee's (pass 3), "
+                      "set before the v3e run on reported seeds 310-314, not tuned")
     report.set_tuning("greedy plug-in", configs=1, steps=0, note="no hyperparameter")
 
     pre = "nobonus_linear"
@@ -196,7 +205,7 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         report,
         judge_threshold(
             "opo_sublinear",
-            f"OPO-CMDP's regret is sublinear: its per-episode regret falls, at every horizon T in {horizons} (a "
+            f"OPO-CMDP's per-episode regret falls (a late-share reading of sublinearity, not a rate), at every horizon T in {horizons} (a "
             f"separate run per T, the step set for that T): the mean exact regret per episode over the second half "
             f"[T/2, T] is at most {cfg.late_share_threshold:g} times that over the first window [0, "
             f"{cfg.first_frac:g}T) (per seed the largest of these late shares over the horizons; 1 for linear regret, "
@@ -257,13 +266,19 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         "Controls: every claim credits optimism (or, for sublinearity, vanishing exploration), so its control arms "
         "are OPO-CMDP with exactly that removed, at OPO's chosen step, on the same seeds: no bonus (gamma=0), the "
         f"bonus's sign flipped (pessimism), and a linear floor ({cfg.floor:g} uniform play mixed into every "
-        "episode). A control holds when its arm fails the claim's rule."
+        "episode); sublinearity has a second control, the referee's explore-first floor (uniform play for the first "
+        f"window, then the true optimal policy mixed with {cfg.etc_floor:g} uniform play: linear regret). A control "
+        "holds when its arm fails the claim's rule."
     )
     report.add_note(
         "Sublinearity is judged by the late share (mean regret per episode over [T/2, T] over that in the first "
         f"window [0, {cfg.first_frac:g}T), the largest over the horizons {horizons}, a run per T): a linear-floor "
         "learner pays its floor's per-episode regret late whatever it learns, so its late share stays above "
-        "floor / uniform per-episode regret by construction. Not by the growth exponent of R_T across horizons "
+        "floor / first-window per-episode regret; the rule therefore rejects a linear learner only when its floor "
+        "costs more than late_share_threshold times its first window's per-episode regret (for an explore-first "
+        f"learner, about 1/4 of uniform play's: a {cfg.etc_floor:g} floor passes, which the second control shows). "
+        "The late share is scale-free (for R_T ~ T^p it is the same at every T), so it tests that per-episode "
+        "regret falls, not that it goes to 0: sublinearity in substance is not tested. Not by the growth exponent of R_T across horizons "
         "(v3c; the floor's exponent over 1k-8k is below 1, so it cannot separate; reported in table horizons), "
         "nor by the log-log slope of one run's R_t, nor by the ratio of two late doubling windows (0/0 once a "
         "learner has converged; reported only, nan below 1e-3 per episode). OPO-CMDP, optimistic greedy and "
@@ -321,7 +336,7 @@ def _tables(cfg: Config, records: list[dict], arm: dict, report: Report) -> None
         "(what opo_beats_baselines and opo_competitive read).",
     )
     rows = []
-    for key in ("opo", "opo_floor"):
+    for key in ("opo", "opo_floor", "etc_floor"):
         row = {"method": ARMS[key]}
         for T2 in records[0]["arms"][key]["final_at"]:
             fin = np.array([a["final_at"][T2] for a in arm[key]])
@@ -329,14 +344,16 @@ def _tables(cfg: Config, records: list[dict], arm: dict, report: Report) -> None
         row["late share per seed (max over T)"] = "; ".join(f"{a['late_share']:.3f}" for a in arm[key])
         row["growth exponent per seed (reported only)"] = "; ".join(f"{a['growth_exponent']:.3f}" for a in arm[key])
         rows.append(row)
-    lv, uv = np.array([r["floor_level"] for r in records]), np.array([r["uniform_level"] for r in records])
-    rows.append(
-        {
-            "method": f"by construction: floor's per-episode regret / uniform's ({cfg.floor:g} uniform play mixed into "
-            "the optimal policy; exact)",
-            "late share per seed (max over T)": "; ".join(f"{a / b:.3f}" for a, b in zip(lv, uv)),
-        }
-    )
+    uv = np.array([r["uniform_level"] for r in records])
+    for phi, field in ((cfg.floor, "floor_level"), (cfg.etc_floor, "etc_floor_level")):
+        lv = np.array([r[field] for r in records])
+        rows.append(
+            {
+                "method": f"floor's per-episode regret / uniform's ({phi:g} uniform play mixed into the optimal "
+                "policy; exact): an explore-first learner with this floor has this late share",
+                "late share per seed (max over T)": "; ".join(f"{a / b:.3f}" for a, b in zip(lv, uv)),
+            }
+        )
     report.add_table(
         "horizons",
         rows,

@@ -24,7 +24,15 @@ import numpy as np
 
 from icml26.core import Experiment, register
 
-from .baselines import EpsilonGreedyPlugIn, GreedyPlugIn, LinearFloor, OptimalPolicy, OptimisticGreedy, UniformPolicy
+from .baselines import (
+    EpsilonGreedyPlugIn,
+    ExploreFirstFloor,
+    GreedyPlugIn,
+    LinearFloor,
+    OptimalPolicy,
+    OptimisticGreedy,
+    UniformPolicy,
+)
 from .claims import ARMS, judge
 from .classes import least_squares_oracle, log_loss_oracle
 from .env import ContextualLayeredMDP, make_classes
@@ -72,6 +80,9 @@ class Config:
     # R_T is a lottery (a run reaches the prize early or not), the median over 3 is less so
     eval_streams: int = 3
     floor: float = 0.05  # the linear-floor control's share of uniform play
+    # the second control of opo_sublinear (v3e, the referee's learner, nothing tuned): uniform for the first window,
+    # then the optimal policy mixed with this share of uniform play (late share floor_level / uniform's, 0.24 at 0.04)
+    etc_floor: float = 0.04
     slope_from: float = 0.25  # slopes of log R_t vs log t are fitted on t in [slope_from * T, T]
     slope_threshold: float = 0.9  # precondition: the no-bonus arm's slope is >= this (linear regret)
     # sublinearity (v3d, set on dev seeds 0, 1, 200-204): per seed the largest late share over `horizons` (mean regret
@@ -118,6 +129,8 @@ class Config:
             raise ValueError(f"eval_streams must be a positive integer, got {self.eval_streams!r}")
         if not 0.0 < self.floor <= 1.0:
             raise ValueError(f"floor must lie in (0, 1], got {self.floor!r}")
+        if not (isinstance(self.etc_floor, (int, float)) and 0.0 < self.etc_floor <= 1.0):
+            raise ValueError(f"etc_floor must lie in (0, 1], got {self.etc_floor!r}")
         if not 0.0 < self.slope_from < 1.0:
             raise ValueError(f"slope_from must lie in (0, 1), got {self.slope_from!r}")
         if not (isinstance(self.first_frac, (int, float)) and 0.0 < self.first_frac <= 0.5):
@@ -179,7 +192,10 @@ def late_share(gaps: np.ndarray, first_frac: float = 0.125) -> float:
     ``phi`` of uniform play in every episode) pays at least the floor's own per-episode regret ``c_phi`` late (on
     the lock, ``c_phi`` = the optimal policy mixed with ``phi`` uniform play; 0.143 at ``phi = 0.05``) and at most
     about uniform play's per-episode regret early (0.48 on the lock), so its late share stays above ``c_phi / u``
-    (0.30) however well it learns: it fails a bar below that by construction of its regret.
+    (0.30) however well it learns, when its first window is near uniform play's: it then fails a bar below that.  A
+    linear learner whose floor costs under the bar times its first window's per-episode regret passes (an
+    explore-first learner with a 4% floor: 0.24 < 0.25): the statistic is scale-free and tests that per-episode
+    regret falls, not that it goes to 0.
 
     Why the FIRST window as the denominator (not a later doubling window such as ``[T/8, T/4)``): a learner that
     has converged pays exactly 0 regret for long stretches (22 of OPO-CMDP's 84 doubling windows after ``T/8`` in
@@ -188,6 +204,12 @@ def late_share(gaps: np.ndarray, first_frac: float = 0.125) -> float:
     dev run) and the ratio is well defined without a floor.  ``nan`` when the first window's mean is 0 (a learner
     optimal from the start; the judge counts nan as not sublinear)."""
     g = np.asarray(gaps, dtype=float)
+    if g.ndim != 1:
+        raise ValueError(f"gaps must be a 1-d array of per-episode regrets, got shape {g.shape}")
+    if not np.all(np.isfinite(g)):
+        raise ValueError("gaps must be finite (no NaN or inf per-episode regret)")
+    if np.any(g < -1e-9):  # exact DP regret is >= 0 up to rounding
+        raise ValueError(f"gaps must be >= 0 (regret against the optimal policy), got min {g.min():.3g}")
     T = len(g)
     k = int(first_frac * T)
     if not 1 <= k <= T // 2:
@@ -243,6 +265,8 @@ def _agent(cfg: Config, name: str, F, P, env, T: int, scale=None, opo: tuple[flo
         return OPOCMDP(F, P, *dims, T=T, eta_scale=opo[0], gamma=opo[1], bonus_sign=-1.0)
     if name == "opo_floor":
         return LinearFloor(OPOCMDP(F, P, *dims, T=T, eta_scale=opo[0], gamma=opo[1]), floor=cfg.floor)
+    if name == "etc_floor":
+        return ExploreFirstFloor(env, n_explore=int(cfg.first_frac * T), floor=cfg.etc_floor)
     if name == "opt_greedy":
         return OptimisticGreedy(F, P, *dims, gamma=scale)
     if name == "eps":
@@ -398,7 +422,7 @@ def _mdp_check(cfg: Config, seed: int) -> float:
 
 
 TUNED = {"opo": "opo_grid", "eps": "eps_scales", "opt_greedy": "og_gammas"}
-LONG_ARMS = ("opo", "opo_floor")  # the arms the sublinearity claim and its control read (R_T per horizon)
+LONG_ARMS = ("opo", "opo_floor", "etc_floor")  # the arms the sublinearity claim and its control read (R_T per horizon)
 STREAM_ARMS = ("opo", "eps", "opt_greedy")  # the arms the median over evaluation streams is measured for
 
 
@@ -458,12 +482,16 @@ def measure(cfg: Config, seed: int, progress=None) -> dict:
                     else run(env, _agent(cfg, name, F, P, env, T2, scale, opo=chosen), T2, seed).per_episode_gap
                 )
                 rec["final_at"][str(T2)] = float(np.sum(g2))
-                rec["late_share_at"][str(T2)] = late_share(g2, cfg.first_frac)
+                # negative regret is a bug of the regret computation that optimal_regret_zero reports: nan here
+                # (not sublinear) so that the run finishes and the check can fail, where late_share would raise
+                ok = bool(np.all(g2 >= -1e-9))
+                rec["late_share_at"][str(T2)] = late_share(g2, cfg.first_frac) if ok else float("nan")
             rec["growth_exponent"] = growth_exponent(cfg.horizons, list(rec["final_at"].values()))
             # the claim reads the largest late share over the horizons (nan, undefined, propagates: not sublinear)
             rec["late_share"] = float(np.max(list(rec["late_share_at"].values())))
         out["arms"][name] = rec
     out["floor_level"] = floor_level(env, cfg.floor)
+    out["etc_floor_level"] = floor_level(env, cfg.etc_floor)
     out["uniform_level"] = float(out["arms"]["uniform"]["final"]) / cfg.T
     out["sweep"] = {}
     for S, A in cfg.sweep_sizes:
@@ -653,6 +681,27 @@ TUNING = (
         outcome="0.1427 (the same as seeds 0 and 200); no learner was run on seed 300. Out of caution the v3d "
         "reported seeds skip it: 310-314 (quick 310-312), seen by nothing before the reference run",
     ),
+    dict(
+        variant="referee pass 3 probes (not ours, not tuning): explore-first linear learners judged by opo_sublinear's "
+        "rule (uniform for T/8, then the true optimal policy mixed with 0.005-0.05 uniform play; a wrong first action "
+        "on a share rho of contexts), OPO frozen at T/8, OPO mixed with 0.02 / 0.01 uniform play, on the v3d reported "
+        "seeds; the v3d fast replay kernel against _step on seeds 7, 310, 313; a user's lock on seed 1",
+        seeds=[1, 7, 310, 311, 312, 313, 314],
+        outcome="explore-first 4% floor: late share 0.242 in every seed, the claim's rule says holds (linear regret "
+        "passes); floors <= 4% pass analytically (0.033-0.242); OPO + 2% / 1% floor pass in seeds 313, 314; the fast "
+        "kernel differs from _step by up to 1.0 at eta_scale >= 3e4 and 1e-5 at (1e4, 0.3). v3e: the kernel is "
+        "replaced by _step's own arithmetic; the referee's 4% explore-first learner becomes opo_sublinear's second "
+        "control (etc_floor 0.04, the referee's value, not tuned; the bar 0.25 and first window 1/8 unchanged). The "
+        "v3e run reports on the same seeds 310-314 on the brief's instruction (their v3d numbers and the referee's "
+        "probes on them are public: nothing in v3e was chosen from them, the new control is the referee's own arm); "
+        "seeds 1 and 7 become dev seeds",
+    ),
+    dict(
+        variant="v3e replay test (tests only, no experiment setting): OPO on the full lock at every opo_grid point plus "
+        "(3e4, 0.3) and (1e5, 1), own play for T = 1000 episodes, late contexts replayed against _step",
+        seeds=[3, 11],
+        outcome="the v3d kernel fails (2.3e-10 at (1000, *) and more above); the v3e replay equals _step to 1e-10",
+    ),
 )
 
 EXPERIMENT = register(
@@ -663,7 +712,7 @@ EXPERIMENT = register(
         measure=measure,
         judge=judge,
         threads=1,
-        dev_seeds=tuple(_OLD + _V3 + _V3C + [300]),
+        dev_seeds=tuple(_OLD + _V3 + _V3C + [7, 11, 300]),
         tuning=TUNING,
     )
 )

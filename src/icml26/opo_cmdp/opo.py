@@ -303,61 +303,27 @@ class OPOCMDP(OracleAgent):
         return b"".join(self._fpred[row, kf].tobytes() + self._ppred[row, kp].tobytes() for kf, kp in pairs)
 
     def _replay(self, logpi: np.ndarray, n: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The updates of episodes ``1..t`` for contexts first seen after episode ``t``: the rule of :meth:`_step`
-        (module docstring), reorganised for speed, since a context first seen at episode ``t`` costs ``t - 1``
-        sequential steps on a few dozen numbers, where numpy's per-call overhead is the whole cost.  Per epoch (a run
-        of episodes with the same oracle picks) the models are sliced once; per step the occupancy and the
-        backward induction share ``M_h(s, s') = sum_a pi_h(a|s) P_h(s'|s, a)`` (``d_{h+1} = d_h M_h``, ``V_h = r_h +
-        M_h V_{h+1}`` with ``r_h(s) = sum_a pi_h(a|s) l~_h(s, a)``), with plain ``matmul`` instead of ``einsum``
-        and no shape checks.  Equal to :meth:`_step` replayed episode by episode up to rounding (``test_learners``:
-        1e-12 on the full lock with its bonus on); the ``mdp_reference`` check compares a context's first policy
-        (a replay) with the scalar-loop rule."""
-        H, S = self.H, self.S
-        k = len(rows)
-        d = np.zeros((k, H, 1, S))  # the state distribution per layer, as row vectors
-        d[:, 0, 0, self.s0] = 1.0
-        # backward induction as one matmul per layer: V'_h = B_h V'_{h+1} with V' = (V, 1) and B_h = [[M_h, r_h],
-        # [0, 1]], so V_h = M_h V_{h+1} + r_h
-        B = np.zeros((k, H, S + 1, S + 1))
-        B[:, :, S, S] = 1.0
-        V = np.zeros((k, H + 1, S + 1, 1))
-        V[:, H, S, 0] = 1.0
-        Mout = B[:, :, :S, None, :S]  # [k, H, S, 1, S]: where matmul(pi, P) writes M
-        rout = B[:, :, :S, S]  # [k, H, S]
-        Mh = [B[:, h, :S, :S] for h in range(H)]
-        dh = [d[:, h] for h in range(H)]  # [k, 1, S]
-        Bh = [B[:, h] for h in range(H)]
-        Vh = [V[:, h] for h in range(H + 1)]  # [k, S + 1, 1]
-        Vn = V[:, 1:, None, :S]  # [k, H, 1, S, 1]: the next layer's value
-        c = 0.5 * self.gamma / np.sqrt(S * self.A)  # b_j = min(1, c sqrt(j) / (1 + n_j))
-        eta, sign, matmul, exp, add, maximum = self.eta, self.bonus_sign, np.matmul, np.exp, np.add, np.maximum
+        """The updates of episodes ``1..t`` for contexts first seen after episode ``t``: exactly the arithmetic of
+        :meth:`_step` (the same :meth:`_update` on the same arrays), episode by episode, with the models sliced once
+        per epoch (a run of episodes with the same oracle picks).  v3d's reorganised kernel (shared ``M_h``, plain
+        ``matmul``) was 3.3x faster but not the rule: its different rounding, amplified by near-deterministic mirror
+        descent at large ``eta``, moved policies by up to 1.0 at ``eta_scale >= 3e4`` and by 1e-5 at the grid's
+        ``(1e4, 0.3)`` (referee pass 3).  This path equals :meth:`_step` (``test_learners``: every grid point,
+        several seeds, ``T = 2000``, to 1e-10; bitwise in practice)."""
         j, hist = 0, self.history
         while j < len(hist):
             kf, kp = hist[j]
             end = j
             while end < len(hist) and hist[end] == (kf, kp):
                 end += 1
-            f, p = self._models(rows, kf, kp)  # [k, H, S, A], [k, H, S, A, S]
+            f, p = self._models(rows, kf, kp)
             for jj in range(j + 1, end + 1):  # episodes j+1..end (1-based)
-                pi = exp(logpi)
-                matmul(pi[..., None, :], p, out=Mout)  # M_h(s, s') = sum_a pi_h(a|s) P_h(s'|s, a)
-                for h in range(H - 1):
-                    matmul(dh[h], Mh[h], out=dh[h + 1])  # d_{h+1} = d_h M_h
-                q = d.transpose(0, 1, 3, 2) * pi  # q_h(s, a) = d_h(s) pi_h(a|s)
-                b = np.minimum(1.0, (c * np.sqrt(jj)) / (1.0 + n))
-                lt = np.maximum(0.0, f - b) if sign > 0 else np.minimum(1.0, f + b)
-                add.reduce(pi * lt, axis=-1, out=rout)  # r_h(s) = sum_a pi_h(a|s) l~_h(s, a)
-                for h in range(H - 1, -1, -1):
-                    matmul(Bh[h], Vh[h + 1], out=Vh[h])
-                logpi = logpi - eta * (lt + matmul(p, Vn)[..., 0])  # Q = l~ + P V_{h+1}
-                m = maximum.reduce(logpi, axis=-1, keepdims=True)
-                logpi = logpi - (m + np.log(add.reduce(exp(logpi - m), axis=-1, keepdims=True)))
-                n = n + q
+                logpi, n, _, _ = self._update(logpi, n, f, p, jj)
             j = end
         return logpi, n
 
-    def _step(self, logpi, n, rows, j, kf, kp):
-        f, p = self._models(rows, kf, kp)
+    def _update(self, logpi, n, f, p, j):
+        """One episode's update of the rule (module docstring), given that episode's models ``f``, ``p``."""
         pi = np.exp(logpi)
         q = occupancy(pi, p, self.s0)
         beta = self.gamma * np.sqrt(j / (self.S * self.A))
@@ -367,7 +333,12 @@ class OPOCMDP(OracleAgent):
         logpi = logpi - self.eta * Q
         m = np.max(logpi, axis=-1, keepdims=True)  # log-normaliser (the max shift; scipy's logsumexp cost 2x here)
         logpi = logpi - (m + np.log(np.sum(np.exp(logpi - m), axis=-1, keepdims=True)))
-        return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
+        return logpi, n + q, q, b
+
+    def _step(self, logpi, n, rows, j, kf, kp):
+        f, p = self._models(rows, kf, kp)
+        logpi, n, q, b = self._update(logpi, n, f, p, j)
+        return logpi, n, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
 
     def _after_episode(self, j: int) -> None:
         rows = np.arange(len(self._keys))
