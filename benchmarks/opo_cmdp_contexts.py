@@ -6,7 +6,8 @@ Two ways contexts reach the learner, both on the reproduction's lock (H = 6, S =
   through every past update when first seen (the counterfactual rule needs ``t - 1`` sequential single-context DP
   steps at episode ``t``; v3d: a context the models used so far cannot tell from a tracked one takes its state;
   v3d's reorganised fast kernel (3.3x) was removed in v3e because it was not the rule at large steps, so the replay
-  is ``_step``'s own arithmetic with the models sliced once per epoch), so the cost grows like ``N^2``; we time ``N`` in ``--fresh`` episodes and
+  is ``_step``'s own arithmetic with the models sliced once per epoch), so the cost grows like ``N^2``; we time
+  ``N`` in ``--fresh`` episodes and
   extrapolate to 2,000 with the fitted exponent (pass 2000 to measure it).  ``--reference`` also times the
   step-by-step replay of v3c (``_step`` per past episode, no cache) in the same process, for the speed-up.
 * ``pool``: ``run()``'s path: the env's finite pool (``--pool`` continuous contexts) is tracked up front and every

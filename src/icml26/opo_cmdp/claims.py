@@ -81,7 +81,8 @@ def _controlled(report: Report, claim, arm: dict, field: str, cfg: Config, trans
         report.add_claim(
             c.control(
                 cid,
-                f"Control for {claim.id}: {ARMS[key]}, i.e. {_WHAT[key].format(floor=cfg.floor, etc_floor=cfg.etc_floor)}, measured on the "
+                f"Control for {claim.id}: {ARMS[key]}, i.e. "
+                f"{_WHAT[key].format(floor=cfg.floor, etc_floor=cfg.etc_floor)}, measured on the "
                 f"same seeds, does not pass the claim's rule",
                 (f"{ARMS[key]}: {field}", vals),
             )
@@ -107,8 +108,13 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         )
     for key in ("opo_nobonus", "opo_flipped", "opo_floor"):
         report.set_tuning(ARMS[key], configs=1, steps=0, note="OPO-CMDP's chosen (eta_scale, gamma), nothing tuned")
-    report.set_tuning(ARMS["etc_floor"], configs=1, steps=0, note=f"floor {cfg.etc_floor:g}, the referee's (pass 3), "
-                      "set before the v3e run on reported seeds 310-314, not tuned")
+    report.set_tuning(
+        ARMS["etc_floor"],
+        configs=1,
+        steps=0,
+        note=f"floor {cfg.etc_floor:g}, the referee's (pass 3), "
+        "set before the v3e run on reported seeds 310-314, not tuned",
+    )
     report.set_tuning("greedy plug-in", configs=1, steps=0, note="no hyperparameter")
 
     pre = "nobonus_linear"
@@ -205,7 +211,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         report,
         judge_threshold(
             "opo_sublinear",
-            f"OPO-CMDP's per-episode regret falls (a late-share reading of sublinearity, not a rate), at every horizon T in {horizons} (a "
+            f"OPO-CMDP's per-episode regret falls (a late-share reading of sublinearity, not a rate), at every "
+            f"horizon T in {horizons} (a "
             f"separate run per T, the step set for that T): the mean exact regret per episode over the second half "
             f"[T/2, T] is at most {cfg.late_share_threshold:g} times that over the first window [0, "
             f"{cfg.first_frac:g}T) (per seed the largest of these late shares over the horizons; 1 for linear regret, "
@@ -278,7 +285,8 @@ def judge(cfg: Config, records: list[dict], report: Report) -> None:
         "costs more than late_share_threshold times its first window's per-episode regret (for an explore-first "
         f"learner, about 1/4 of uniform play's: a {cfg.etc_floor:g} floor passes, which the second control shows). "
         "The late share is scale-free (for R_T ~ T^p it is the same at every T), so it tests that per-episode "
-        "regret falls, not that it goes to 0: sublinearity in substance is not tested. Not by the growth exponent of R_T across horizons "
+        "regret falls, not that it goes to 0: sublinearity in substance is not tested. Not by the growth "
+        "exponent of R_T across horizons "
         "(v3c; the floor's exponent over 1k-8k is below 1, so it cannot separate; reported in table horizons), "
         "nor by the log-log slope of one run's R_t, nor by the ratio of two late doubling windows (0/0 once a "
         "learner has converged; reported only, nan below 1e-3 per episode). OPO-CMDP, optimistic greedy and "

@@ -697,7 +697,8 @@ TUNING = (
         "seeds 1 and 7 become dev seeds",
     ),
     dict(
-        variant="v3e replay test (tests only, no experiment setting): OPO on the full lock at every opo_grid point plus "
+        variant="v3e replay test (tests only, no experiment setting): OPO on the full lock at every opo_grid point "
+        "plus "
         "(3e4, 0.3) and (1e5, 1), own play for T = 1000 episodes, late contexts replayed against _step",
         seeds=[3, 11],
         outcome="the v3d kernel fails (2.3e-10 at (1000, *) and more above); the v3e replay equals _step to 1e-10",
