@@ -254,7 +254,7 @@ class ARPLNICA(nn.Module):
         q = self(x, offsets, covariates) if q is None else q
         G = self.Gamma
         eta = self.eta(q["mu"], offsets, covariates)
-        var = torch.einsum("kd,ntde,ke->ntk", G, q["Sigma_full"], G) if "Sigma_full" in q else q["Sigma"] @ (G**2).T
+        var = torch.einsum("kd,ntde,ke->ntk", G, q["Sigma_full"], G)  # (Gamma Sigma_t Gamma')_jj, both families
         pois = (x * eta - torch.exp(eta + 0.5 * var) - torch.lgamma(x + 1.0)).sum((1, 2))
         L = self.expected_loglik(q)
         if self.n_regimes == 1:
