@@ -113,6 +113,14 @@ class OptimisticGreedy(OPOCMDP):
             logpi = np.log(pi)
         return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
 
+    def _replay(self, logpi: np.ndarray, n: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Contexts first seen after episode ``t`` go through this learner's own updates of episodes ``1..t`` (its
+        :meth:`_step`: the argmin plan and the occupancy of that deterministic policy), not OPO-CMDP's mirror step
+        (v3d-v3e inherited :meth:`OPOCMDP._replay`, a mirror step with ``eta = 1``: referee pass 4)."""
+        for j, (kf, kp) in enumerate(self.history, start=1):
+            logpi, n, _ = self._step(logpi, n, rows, j, kf, kp)
+        return logpi, n
+
     def policy(self, context) -> np.ndarray:
         row = self.track(self._context(context))[0]
         rows = np.array([row])
