@@ -10,7 +10,7 @@ import numpy as np
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass
 from .opo import OPOCMDP, OracleAgent
-from .tabular import occupancy, optimal_policy
+from .tabular import _occupancy, optimal_policy
 
 __all__ = [
     "GreedyPlugIn",
@@ -108,7 +108,7 @@ class OptimisticGreedy(OPOCMDP):
     def _step(self, logpi, n, rows, j, kf, kp):
         f, p = self._models(rows, kf, kp)
         pi, b = self._plan(rows, j, n, kf, kp)
-        q = occupancy(pi, p, self.s0)
+        q = _occupancy(pi, p, self.s0)
         with np.errstate(divide="ignore"):
             logpi = np.log(pi)
         return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
-from .tabular import evaluate_policy, occupancy
+from .tabular import _evaluate_policy, _occupancy, evaluate_policy
 
 __all__ = ["OPOCMDP", "OPOCMAB", "RegretLog", "run", "OracleAgent"]
 
@@ -325,11 +325,11 @@ class OPOCMDP(OracleAgent):
     def _update(self, logpi, n, f, p, j):
         """One episode's update of the rule (module docstring), given that episode's models ``f``, ``p``."""
         pi = np.exp(logpi)
-        q = occupancy(pi, p, self.s0)
+        q = _occupancy(pi, p, self.s0)
         beta = self.gamma * np.sqrt(j / (self.S * self.A))
         b = np.minimum(1.0, (beta / 2.0) / (1.0 + n))
         lt = np.maximum(0.0, f - b) if self.bonus_sign > 0 else np.minimum(1.0, f + b)
-        _, Q = evaluate_policy(pi, lt, p)
+        _, Q = _evaluate_policy(pi, lt, p)
         logpi = logpi - self.eta * Q
         m = np.max(logpi, axis=-1, keepdims=True)  # log-normaliser (the max shift; scipy's logsumexp cost 2x here)
         logpi = logpi - (m + np.log(np.sum(np.exp(logpi - m), axis=-1, keepdims=True)))
@@ -403,7 +403,7 @@ def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
         missing = {"state", "layer", "context"} - set(obs)
         if missing:
             raise ValueError(f"a dict observation must hold state, layer and context; missing {sorted(missing)}")
-        return int(obs["state"]), int(obs["layer"]), np.asarray(obs["context"], dtype=float)
+        return int(obs["state"]), int(obs["layer"]), np.asarray(obs["context"])
     if "h" not in info:
         raise ValueError("an env with a plain state observation must put the layer in info['h']")
     if np.ndim(obs) != 0 or not float(np.asarray(obs)).is_integer():
@@ -413,7 +413,7 @@ def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
             "pass the unflattened env)"
         )
     c = info.get("context")
-    return int(obs), int(info["h"]), None if c is None else np.asarray(c, dtype=float)
+    return int(obs), int(info["h"]), None if c is None else np.asarray(c)
 
 
 def _env_attr(env, name: str):
@@ -437,7 +437,14 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
     ``true_model(contexts) -> (f*, P*)``, used for the exact regret; these three are read through ``env.unwrapped``
     when a wrapper hides them.  Actions are drawn from ``np.random.default_rng([seed, 3])``; the environment is reset
     with ``seed`` once.  The regret of episode ``t`` is exact: ``evaluate_policy(pi_t, f*(c_t), P*(c_t))`` minus the
-    optimal value.
+    optimal value, for the policy ``pi_t`` the episode is played with (asked for before the episode, before
+    ``observe``).
+
+    The observed context is matched to the pool after casting the pool to the observation's dtype (a gymnasium
+    ``Box(..., dtype=float32)`` over a float64 pool works; two pool contexts equal after the cast raise
+    ``ValueError``); the agent gets the pool's own vector.  Episodes must run all ``n_layers`` steps: an episode the
+    env ends early (``truncated``, e.g. a ``TimeLimit`` shorter than the horizon, or ``terminated`` before the last
+    layer) raises ``ValueError`` (the exact regret and the learners' updates are for whole episodes).
     """
     T = _dims("T", T)
     for need in ("reset", "step"):
@@ -455,21 +462,48 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
     from .tabular import optimal_policy
 
     _, Vstar, _ = optimal_policy(fstar, pstar)
-    index = {np.asarray(c, dtype=float).tobytes(): i for i, c in enumerate(contexts)}
+    pool = np.asarray(contexts)
+    n_layers = fstar.shape[-3]
+    indexes: dict[np.dtype, dict[bytes, int]] = {}  # per observation dtype: the pool cast to it -> pool row
+
+    def lookup(c: np.ndarray | None) -> int:
+        if c is None:
+            raise ValueError("the env must give the context (obs['context'] or info['context'] at reset)")
+        if c.dtype not in indexes:
+            cast = pool.astype(c.dtype)
+            indexes[c.dtype] = {x.tobytes(): i for i, x in enumerate(cast)}
+            if len(indexes[c.dtype]) < len(cast):
+                raise ValueError(
+                    f"env.contexts has distinct contexts that are equal as {c.dtype} (the observation's "
+                    "dtype): the pool cannot be matched; observe the context at the pool's precision"
+                )
+        key = c.tobytes()
+        if key not in indexes[c.dtype]:
+            raise ValueError(
+                f"the env's context must be one of env.contexts (exact regret needs the finite pool); "
+                f"matched after casting the pool to the observation's dtype {c.dtype}, got {c!r}"
+            )
+        return indexes[c.dtype][key]
+
     gaps = np.empty(T)
     for t in range(T):
         obs, info = env.reset(seed=seed if t == 0 else None)
         s, h, c = _unpack(obs, info)
-        if c is None or c.tobytes() not in index:
-            raise ValueError("the env's context must be one of env.contexts (exact regret needs the finite pool)")
-        i = index[c.tobytes()]
+        i = lookup(c)
+        c = np.asarray(contexts[i], dtype=float)
         pi = np.asarray(agent.policy(c), dtype=float)
         V, _ = evaluate_policy(pi, fstar[i], pstar[i])
         gaps[t] = V[0, 0] - Vstar[i, 0, 0]
         traj, done = [], False
         while not done:
             a = int(rng.choice(n_actions, p=pi[h, s] / pi[h, s].sum()))
-            obs, reward, done, _, step_info = env.step(a)
+            obs, reward, done, truncated, step_info = env.step(a)
+            if truncated or (done and h + 1 < n_layers):
+                raise ValueError(
+                    f"episode {t + 1} ended after {h + 1} of n_layers={n_layers} steps ("
+                    + ("truncated, e.g. a TimeLimit shorter than the horizon" if truncated else "terminated early")
+                    + "): run needs whole episodes (exact regret, the learners' updates)"
+                )
             loss = float(step_info.get("loss", -reward))
             s2, _, _ = _unpack(obs, {"h": h + 1})
             traj.append((h, s, a, loss, -1 if done else s2))
