@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
-from .tabular import _evaluate_policy, _occupancy, evaluate_policy
+from .tabular import evaluate_policy
 
 __all__ = ["OPOCMDP", "OPOCMAB", "RegretLog", "run", "OracleAgent"]
 
@@ -323,16 +323,39 @@ class OPOCMDP(OracleAgent):
         return logpi, n
 
     def _update(self, logpi, n, f, p, j):
-        """One episode's update of the rule (module docstring), given that episode's models ``f``, ``p``."""
+        """One episode's update of the rule (module docstring), given that episode's models ``f``, ``p``.
+
+        The occupancy and the policy evaluation go through the policy's state-to-state kernel ``M_h(s, s') =
+        sum_a pi_h(a|s) P_h(s'|s, a)`` (``d_{h+1} = d_h M_h``, ``V_h = r_h + M_h V_{h+1}`` with ``r_h(s) = sum_a
+        pi_h(a|s) l~_h(s, a)``, ``Q_h = l~_h + P_h V_{h+1}``): the same quantities as :func:`~.tabular.occupancy` and
+        :func:`~.tabular.evaluate_policy` in half the numpy calls (v3f; this is the one update both the tracked
+        contexts and the replay of a late context run, so they agree bitwise; ``mdp_reference`` checks it against
+        scalar loops)."""
+        H, S, add, mm = self.H, self.S, np.add.reduce, np.matmul
         pi = np.exp(logpi)
-        q = _occupancy(pi, p, self.s0)
-        beta = self.gamma * np.sqrt(j / (self.S * self.A))
-        b = np.minimum(1.0, (beta / 2.0) / (1.0 + n))
+        batch = pi.shape[:-3]
+        K = np.empty(batch + (H - 1, S, 1, S + 1))  # per layer [M_h | r_h]: M_h(s, s') and, in column S, r_h(s)
+        M = K[..., :S]
+        mm(pi[..., :-1, :, None, :], p[..., :-1, :, :, :], out=M)
+        D = np.zeros(batch + (H, 1, S))  # d_h as row vectors
+        D[..., 0, 0, self.s0] = 1.0
+        for h in range(H - 1):
+            mm(D[..., h, :, :], M[..., h, :, 0, :], out=D[..., h + 1, :, :])
+        q = D.swapaxes(-1, -2) * pi
+        b = np.minimum(1.0, (self.gamma * np.sqrt(j / (self.S * self.A)) / 2.0) / (1.0 + n))
         lt = np.maximum(0.0, f - b) if self.bonus_sign > 0 else np.minimum(1.0, f + b)
-        _, Q = _evaluate_policy(pi, lt, p)
-        logpi = logpi - self.eta * Q
-        m = np.max(logpi, axis=-1, keepdims=True)  # log-normaliser (the max shift; scipy's logsumexp cost 2x here)
-        logpi = logpi - (m + np.log(np.sum(np.exp(logpi - m), axis=-1, keepdims=True)))
+        r = add(pi * lt, axis=-1)  # r_h(s) = sum_a pi_h(a|s) l~_h(s, a)
+        K[..., 0, S] = r[..., :-1, :]
+        V = np.ones(batch + (H, S + 1, 1))  # [v_h; 1] as column vectors: v_h = [M_h | r_h] [v_{h+1}; 1]
+        V[..., H - 1, :S, 0] = r[..., H - 1, :]
+        for h in range(H - 2, -1, -1):
+            mm(K[..., h, :, 0, :], V[..., h + 1, :, :], out=V[..., h, :S, :])
+        V = V[..., :S, :]
+        Q = lt.copy()
+        Q[..., :-1, :, :] += mm(p[..., :-1, :, :, :], V[..., 1:, None, :, :])[..., 0]
+        z = logpi - self.eta * Q
+        z -= np.maximum.reduce(z, axis=-1, keepdims=True)  # log-normaliser with the max shift (scipy's cost 2x)
+        logpi = z - np.log(add(np.exp(z), axis=-1, keepdims=True))
         return logpi, n + q, q, b
 
     def _step(self, logpi, n, rows, j, kf, kp):
