@@ -12,9 +12,11 @@ from icml26.opo_cmdp import (
     FiniteFunctionClass,
     GreedyPlugIn,
     OptimalPolicy,
+    evaluate_policy,
     least_squares_oracle,
     log_loss_oracle,
     make_classes,
+    occupancy,
     run,
 )
 from icml26.opo_cmdp.experiment import QUICK, _cmab_check
@@ -309,3 +311,33 @@ def test_a_context_first_seen_late_equals_tracking_it_from_the_start(learner):
 
 def _observe(agent, c, traj):  # the base class's observe (OPOCMAB's own takes (c, a, loss))
     OPOCMDP.observe(agent, c, traj) if isinstance(agent, OPOCMAB) else agent.observe(c, traj)
+
+
+def test_update_reusing_its_scratch_arrays_equals_a_fresh_agent_bitwise(small):
+    """`_update` keeps scratch arrays per batch shape (`_workspace`): after calls on other inputs and shapes, a
+    call must give exactly what a fresh agent's first call gives (a stale entry read back would change the policy)."""
+    _, F, P, _ = small
+    rng = np.random.default_rng(1)
+    H, S, A = 4, 3, 2  # H >= 3: the value recursion's constant row reaches Q
+
+    def inputs(batch):
+        logpi = np.log(rng.dirichlet(np.ones(A), size=batch + (H, S)))
+        n = 3.0 * rng.random(batch + (H, S, A))
+        f = rng.random(batch + (H, S, A))
+        p = rng.dirichlet(np.ones(S), size=batch + (H, S, A))
+        return logpi, n, f, p
+
+    used = OPOCMDP(F, P, H, S, A, eta=5.0, gamma=0.7, s0=1)
+    for batch in [(1,), (3,), (1,), ()]:
+        for j in (1, 7):
+            used._update(*inputs(batch), j)  # fills and reuses the scratch arrays
+        x = inputs(batch)
+        got = used._update(*x, 9)
+        want = OPOCMDP(F, P, H, S, A, eta=5.0, gamma=0.7, s0=1)._update(*x, 9)
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w)
+        # and the returned occupancy is the textbook one (catches a scratch array both agents get wrong alike)
+        np.testing.assert_allclose(got[2], occupancy(np.exp(x[0]), x[3], s0=1), rtol=0, atol=1e-12)
+        _, Q = evaluate_policy(np.exp(x[0]), np.maximum(0.0, x[2] - got[3]), x[3])  # optimistic losses l~ = f - b
+        z = x[0] - 5.0 * Q
+        np.testing.assert_allclose(got[0], z - np.log(np.exp(z).sum(-1, keepdims=True)), rtol=0, atol=1e-9)
