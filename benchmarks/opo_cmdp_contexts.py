@@ -5,8 +5,9 @@ Two ways contexts reach the learner, both on the reproduction's lock (H = 6, S =
 * ``fresh``: a new continuous context every episode that the agent has never been told about.  Each is replayed
   through every past update when first seen (the counterfactual rule needs ``t - 1`` sequential single-context DP
   steps at episode ``t``; v3d: a context the models used so far cannot tell from a tracked one takes its state;
-  v3d's reorganised fast kernel (3.3x) was removed in v3e because it was not the rule at large steps, so the replay
-  is ``_step``'s own arithmetic with the models sliced once per epoch), so the cost grows like ``N^2``; we time
+  the replay runs ``_update``, the one update the tracked contexts run too (v3f: through the policy's
+  state-to-state kernel, about 2x fewer numpy calls than v3e's), with the models sliced once per epoch), so the cost
+  grows like ``N^2``; ``benchmarks/opo_fresh_contexts.py`` times N = 2000 directly; here we time
   ``N`` in ``--fresh`` episodes and
   extrapolate to 2,000 with the fitted exponent (pass 2000 to measure it).  ``--reference`` also times the
   step-by-step replay of v3c (``_step`` per past episode, no cache) in the same process, for the speed-up.

@@ -23,8 +23,8 @@ def _counts_of_pi(self, logpi, n, rows, j, kf, kp):  # counts n += pi instead of
     return new_logpi, n + np.exp(logpi), width
 
 
-def _half_future(pi, f, P):  # policy evaluation with the next layer's value halved
-    return _evaluate(pi, f, 0.5 * P)
+def _half_future(pi, f, P):  # policy evaluation with the next layer's value halved (the unchecked kernel: the
+    return tabular._evaluate_policy(pi, f, 0.5 * P)  # public one rejects P rows that do not sum to 1)
 
 
 MUTANTS = {

@@ -27,7 +27,10 @@ HORIZON_FIELDS = (
     "growth_exponent",
     "late_share_at",
     "late_share",
-)  # measured for the sublinearity arms (OPO, linear floor) only
+    "rate_windows",
+    "rate_ratio",
+    "late_level",
+)  # measured for the sublinearity arms (OPO, the two floors) only
 
 
 def _as_opo(records, arm):
@@ -50,15 +53,14 @@ def _judge(records, seeds):
 BREAKS = {  # the arm put in OPO's place -> the claims it must break
     "opo_nobonus": ("opo_beats_baselines", "optimism_pays", "opo_competitive"),
     "opo_flipped": ("opo_beats_baselines", "optimism_pays", "opo_competitive"),
-    "opo_floor": ("opo_sublinear",),
-    "etc_floor": ("opo_sublinear",),
+    "opo_floor": ("opo_sublinear", "opo_late_level"),
+    "etc_floor": ("opo_sublinear", "opo_late_level"),
 }
 
 
-# Where the claim's own rule does NOT separate the break at our scale: the referee's explore-first 4% floor (linear
-# regret, late share 0.24 <= 0.25: the late share cannot separate a linear learner whose floor costs under ~1/4 of
-# uniform play's per-episode regret; the claim is inconclusive only because that arm is also its control).
-RULE_PASSES_BREAK: set[tuple[str, str]] = {("etc_floor", "opo_sublinear")}
+# Where the claim's own rule does NOT separate the break at our scale (v3e: the explore-first 4% floor passed the
+# late share; v3f's rate ratio gives it exactly 1): none.
+RULE_PASSES_BREAK: set[tuple[str, str]] = set()
 
 
 @pytest.mark.parametrize("arm", sorted(BREAKS))
@@ -82,28 +84,50 @@ def test_every_claim_arm_pair_is_a_named_break_and_controls_reject(reference):
 
 def test_a_control_arm_that_passes_makes_its_claim_inconclusive(reference):
     records = copy.deepcopy(reference["records"])
-    for r, v in zip(records, (0.02, 0.05, 0.0, 0.08, 0.03)):  # OPO made clearly sublinear
-        r["arms"]["opo"]["late_share"] = v
-    for r, v in zip(records, (0.45, 0.5, 0.7, 0.48, 0.62)):  # linear floors that fail the rule
-        r["arms"]["opo_floor"]["late_share"] = v
-        r["arms"]["etc_floor"]["late_share"] = v
+    for r, v, lv in zip(records, (0.02, 0.05, 0.0, 0.08, 0.03), (0.0, 0.01, 0.0, 0.002, 0.004)):  # OPO sublinear
+        r["arms"]["opo"]["rate_ratio"], r["arms"]["opo"]["late_level"] = v, lv
+    for r in records:  # linear floors as measured: ratio about 1, level at the floor
+        r["arms"]["opo_floor"]["rate_ratio"], r["arms"]["opo_floor"]["late_level"] = 0.98, 0.143
+        r["arms"]["etc_floor"]["rate_ratio"], r["arms"]["etc_floor"]["late_level"] = 1.0, 0.117
     got = _judge(records, reference["seeds"])
-    assert got["opo_sublinear"].verdict == HOLDS  # both controls (linear floors) fail the rule
-    for r in records:  # the referee's explore-first 4% floor as measured (0.24): it passes, so no "holds"
-        r["arms"]["etc_floor"]["late_share"] = 0.242
+    assert got["opo_sublinear"].verdict == HOLDS and got["opo_late_level"].verdict == HOLDS
+    for r in records:  # a floor that passes the rate rule (a learner still exploring hard on [T/4, T/2))
+        r["arms"]["etc_floor"]["rate_ratio"] = 0.3
     got = _judge(records, reference["seeds"])
     assert got["opo_sublinear_ctl_etc_floor"].verdict == DOES_NOT_HOLD
     assert got["opo_sublinear"].verdict != HOLDS
-    for r, v in zip(records, (0.45, 0.5, 0.7, 0.48, 0.62)):
-        r["arms"]["etc_floor"]["late_share"] = v
-    for r in records:  # the linear floor given OPO's numbers: the sublinearity test cannot separate them
-        r["arms"]["opo_floor"]["late_share"] = r["arms"]["opo"]["late_share"]
+    for r in records:  # the linear floor given OPO's numbers: the test cannot separate them
+        r["arms"]["etc_floor"]["rate_ratio"] = 1.0
+        r["arms"]["opo_floor"]["rate_ratio"] = r["arms"]["opo"]["rate_ratio"]
+        r["arms"]["opo_floor"]["late_level"] = r["arms"]["opo"]["late_level"]
     got = _judge(records, reference["seeds"])
     assert got["opo_sublinear_ctl_floor"].verdict == DOES_NOT_HOLD
-    assert got["opo_sublinear"].verdict != HOLDS
-    for r in records:  # an undefined late share (nan) counts as linear, never as sublinear
-        r["arms"]["opo"]["late_share"] = float("nan")
+    assert got["opo_sublinear"].verdict != HOLDS and got["opo_late_level"].verdict != HOLDS
+    for r in records:  # an undefined rate ratio (nan: negative regret) counts as linear, never as sublinear
+        r["arms"]["opo_floor"]["rate_ratio"] = 0.98
+        r["arms"]["opo"]["rate_ratio"] = float("nan")
     assert _judge(records, reference["seeds"])["opo_sublinear"].verdict != HOLDS
+
+
+def test_the_rate_ratio_reads_whether_per_episode_regret_falls_within_one_run():
+    from icml26.opo_cmdp.experiment import rate_ratio
+
+    t = np.arange(1, 8001)
+    for p in (0.3, 0.5, 0.8):
+        g = t**p - (t - 1) ** p  # R_t = t^p exactly
+        assert rate_ratio(g) == pytest.approx(2 ** (p - 1), rel=0.02)
+    assert rate_ratio(np.full(8000, 0.3)) == pytest.approx(1.0)  # linear regret
+    floor = np.r_[np.full(1000, 0.48), np.full(7000, 0.117)]  # explore-first then a floor: exactly 1
+    assert rate_ratio(floor) == pytest.approx(1.0)
+    assert rate_ratio(np.r_[np.full(1000, 0.4), np.zeros(7000)]) == 0.0  # stopped growing: 0, not 0/0
+    assert rate_ratio(np.r_[np.full(2000, 0.4), np.zeros(2000), np.full(4000, 0.01)]) == pytest.approx(10.0)
+    for bad, match in ((np.ones((2, 8)), "1-d"), (np.r_[np.ones(8), np.nan], "finite"), (-np.ones(8), ">= 0")):
+        with pytest.raises(ValueError, match=match):
+            rate_ratio(bad)
+    with pytest.raises(ValueError, match="T >= 4"):
+        rate_ratio(np.ones(3))
+    with pytest.raises(ValueError, match="min_regret"):
+        rate_ratio(np.ones(8), min_regret=0.0)
 
 
 def test_the_late_share_reads_falling_per_episode_regret_and_is_defined_at_zero():
@@ -141,16 +165,18 @@ def test_late_share_rejects_bad_gaps(gaps, match):
 
 def test_explore_first_floor_is_linear_and_passes_the_late_share_below_a_quarter():
     """The referee's learner: its late per-episode regret is its floor's, exactly; its late share is the floor's
-    per-episode regret over its (uniform) first window's, so a 4% floor passes the 0.25 bar and a 6% floor fails."""
+    per-episode regret over its (uniform) first window's, so a 4% floor passes v3e's 0.25 bar and a 6% floor fails;
+    v3f's rate ratio is exactly 1 for both (the claim's rule rejects it whatever its floor)."""
     from icml26.opo_cmdp import ExploreFirstFloor, run
-    from icml26.opo_cmdp.experiment import FULL, _make, floor_level, late_share
+    from icml26.opo_cmdp.experiment import FULL, _make, floor_level, late_share, rate_ratio
 
     env, _, _, _ = _make(FULL, 0)
     T = 800
     for phi, passes in ((0.04, True), (0.06, False)):
         g = run(env, ExploreFirstFloor(env, n_explore=T // 8, floor=phi), T, 0).per_episode_gap
         assert np.mean(g[T // 2 :]) == pytest.approx(floor_level(env, phi), rel=1e-9)  # linear: the floor, always
-        assert (late_share(g) <= FULL.late_share_threshold) == passes
+        assert (late_share(g) <= 0.25) == passes
+        assert rate_ratio(g) == pytest.approx(1.0, rel=1e-9) and rate_ratio(g) > FULL.rate_threshold
     with pytest.raises(ValueError, match="n_explore"):
         ExploreFirstFloor(env, n_explore=-1)
     with pytest.raises(ValueError, match="floor"):

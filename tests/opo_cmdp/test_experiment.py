@@ -14,6 +14,7 @@ KINDS = {
     "optimism_pays": "claim",
     "opo_competitive": "claim",
     "opo_sublinear": "claim",
+    "opo_late_level": "claim",
     "cmab_equivalence": "check",
     "mdp_reference": "check",
     "optimal_regret_zero": "check",
@@ -43,7 +44,9 @@ def test_quick_preset_end_to_end(quick):
             assert by_id[cid]["test"]["n_units"] == len(result["seeds"])
     t = result["budgets"]
     assert t["OPO-CMDP"]["budget"] == t["epsilon-greedy"]["budget"] == t["optimistic greedy"]["budget"] > 0
-    assert {"regret", "horizons", "doubling_windows", "size_sweep", "learned_diagnostics"} <= set(result["tables"])
+    assert {"regret", "horizons", "rate_windows", "doubling_windows", "size_sweep", "learned_diagnostics"} <= set(
+        result["tables"]
+    )
     assert set(result["records"][0]["arms"]) == set(ARMS)
     assert len(result["records"][0]["sweep"]) == len(QUICK.sweep_sizes)
     for name in ("cumulative_regret.png", "report.md"):

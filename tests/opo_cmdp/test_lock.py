@@ -19,7 +19,7 @@ from icml26.opo_cmdp import (
     optimal_policy,
     run,
 )
-from icml26.opo_cmdp.experiment import FULL, Config, floor_level, late_share, slope, window_ratio
+from icml26.opo_cmdp.experiment import FULL, Config, floor_level, late_share, rate_ratio, slope, window_ratio
 
 
 @pytest.fixture
@@ -88,16 +88,19 @@ def test_linear_floor_keeps_a_share_of_uniform_play_and_window_ratio(lock):
     assert window_ratio(1.0 / np.sqrt(np.arange(1, 10_001))) == pytest.approx(2**-0.5, rel=0.02)
 
 
-def test_linear_floor_fails_the_late_share_bar_by_construction(lock):
+def test_linear_floor_fails_the_sublinearity_bars_by_construction(lock):
     """The floor's late per-episode regret is at least ``floor_level`` (the optimal policy mixed with uniform play)
-    whatever its own policy learned; its first window costs at most uniform play's: late share >= their ratio."""
+    whatever its own policy learned: its late level exceeds the level claim's bar and, once its own policy has
+    converged, its rate ratio is 1 (above the rate claim's bar)."""
     env, F, P, _ = lock
     c = floor_level(env, 0.05)
     g = run(env, LinearFloor(OptimalPolicy(env), floor=0.05), 400, seed=0).per_episode_gap
     assert c > 0 and np.allclose(g, c)  # the lock's structure is the same in every context: a constant per episode
-    assert late_share(g) == pytest.approx(1.0)
-    full = _full_lock()  # the shipped bar sits below the construction bound (0.143 / 0.483 = 0.30 on the full lock)
-    assert FULL.late_share_threshold < floor_level(full, FULL.floor) / _uniform_level(full)
+    assert late_share(g) == pytest.approx(1.0) and rate_ratio(g) == pytest.approx(1.0)
+    assert FULL.rate_threshold < 1.0
+    full = _full_lock()  # both floors' late levels sit above the level bar (0.143 and 0.117 on the full lock)
+    assert FULL.late_level < floor_level(full, FULL.etc_floor) < floor_level(full, FULL.floor)
+    assert _uniform_level(full) > floor_level(full, FULL.floor)
 
 
 def _full_lock():
@@ -142,5 +145,7 @@ def test_flipped_bonus_is_pessimistic_and_bad_inputs_name_the_argument(lock):
         Config(T=4)
     with pytest.raises(ValueError, match="first_frac"):
         Config(first_frac=0.0)
-    with pytest.raises(ValueError, match="late_share_threshold"):
-        Config(late_share_threshold=1.5)
+    with pytest.raises(ValueError, match="rate_threshold"):
+        Config(rate_threshold=1.0)
+    with pytest.raises(ValueError, match="late_level"):
+        Config(late_level=0.0)

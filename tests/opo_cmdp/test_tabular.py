@@ -95,3 +95,20 @@ def test_dp_identities_on_random_mdps(H, S, A, seed):
     assert V[0, 0] == pytest.approx(float((q * f).sum()), abs=1e-12)
     _, V_star, _ = optimal_policy(f, P)
     assert V_star[0, 0] <= V[0, 0] + 1e-12
+
+
+def test_policies_and_dynamics_must_be_distributions():
+    """Referee pass 4: evaluate_policy with pi rows summing to 2.7 and occupancy with P rows summing to 2 returned
+    numbers; both now raise ValueError naming the argument (the last layer's P rows are unused and not checked)."""
+    pi, f, P = _tiny(1)
+    with pytest.raises(ValueError, match="pi rows must sum to 1"):
+        evaluate_policy(2.7 * pi, f, P)
+    with pytest.raises(ValueError, match="pi must hold non-negative"):
+        occupancy(pi - 0.5, P)
+    with pytest.raises(ValueError, match="P rows must sum to 1"):
+        occupancy(pi, 2.0 * P)
+    with pytest.raises(ValueError, match="P rows must sum to 1"):
+        evaluate_policy(pi, f, 2.0 * P)
+    P_last = P.copy()
+    P_last[-1] = 0.0  # the last layer's rows are never used
+    np.testing.assert_array_equal(occupancy(pi, P_last), occupancy(pi, P))

@@ -10,7 +10,7 @@ import numpy as np
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass
 from .opo import OPOCMDP, OracleAgent
-from .tabular import occupancy, optimal_policy
+from .tabular import _occupancy, optimal_policy
 
 __all__ = [
     "GreedyPlugIn",
@@ -108,10 +108,18 @@ class OptimisticGreedy(OPOCMDP):
     def _step(self, logpi, n, rows, j, kf, kp):
         f, p = self._models(rows, kf, kp)
         pi, b = self._plan(rows, j, n, kf, kp)
-        q = occupancy(pi, p, self.s0)
+        q = _occupancy(pi, p, self.s0)
         with np.errstate(divide="ignore"):
             logpi = np.log(pi)
         return logpi, n + q, float(np.mean(np.sum(q * b, axis=(-1, -2, -3)))) if len(rows) else 0.0
+
+    def _replay(self, logpi: np.ndarray, n: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Contexts first seen after episode ``t`` go through this learner's own updates of episodes ``1..t`` (its
+        :meth:`_step`: the argmin plan and the occupancy of that deterministic policy), not OPO-CMDP's mirror step
+        (v3d-v3e inherited :meth:`OPOCMDP._replay`, a mirror step with ``eta = 1``: referee pass 4)."""
+        for j, (kf, kp) in enumerate(self.history, start=1):
+            logpi, n, _ = self._step(logpi, n, rows, j, kf, kp)
+        return logpi, n
 
     def policy(self, context) -> np.ndarray:
         row = self.track(self._context(context))[0]

@@ -20,13 +20,14 @@ each episode).  With ``H = |S| = 1`` this is exactly OPO-CMAB (Levy & Mansour; t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .classes import FiniteDynamicsClass, FiniteFunctionClass, least_squares_oracle, log_loss_oracle
-from .tabular import evaluate_policy, occupancy
+from .tabular import evaluate_policy
 
 __all__ = ["OPOCMDP", "OPOCMAB", "RegretLog", "run", "OracleAgent"]
 
@@ -268,6 +269,7 @@ class OPOCMDP(OracleAgent):
         self._logpi, self._n = np.zeros(shape), np.zeros(shape)
         self._twins: dict[bytes, int] = {}  # the per-context cache: model key -> a tracked row (see _add_rows)
         self._twin_pairs: tuple = ()
+        self._ws: dict[tuple, tuple] = {}  # _update's scratch arrays per batch shape (_workspace)
         self.bonus_trace: list[float] = []  # per episode: mean over tracked contexts of E_{q_j}[b_j] (diagnostic)
         self.entropy_trace: list[float] = []  # per episode: mean policy entropy (diagnostic)
 
@@ -322,17 +324,59 @@ class OPOCMDP(OracleAgent):
             j = end
         return logpi, n
 
+    def _workspace(self, batch: tuple) -> tuple:
+        """Scratch arrays of :meth:`_update` for a batch shape, and their per-layer views, made once per shape
+        (the replay calls the update ~t times for one context; re-slicing ~30 views per call was ~20% of its cost).
+        ``K``: per layer ``[M_h | r_h]``; ``D``: ``d_h`` as row vectors (``d_0 = e_{s0}`` set here once); ``V``:
+        ``[v_h; 1]`` as column vectors (its last row set here once).  Every other entry the update reads is written
+        first in each call, so reuse changes no number (tested bitwise against fresh arrays)."""
+        ws = self._ws.get(batch)
+        if ws is None:
+            H, S = self.H, self.S
+            K = np.empty(batch + (H - 1, S, 1, S + 1))
+            M = K[..., :S]
+            D = np.empty(batch + (H, 1, S))
+            D[..., 0, 0, :] = 0.0  # d_0 = e_{s0}: never written by the update
+            D[..., 0, 0, self.s0] = 1.0
+            V = np.empty(batch + (H, S + 1, 1))
+            V[..., S, 0] = 1.0
+            fwd = [(D[..., h, :, :], M[..., h, :, 0, :], D[..., h + 1, :, :]) for h in range(H - 1)]
+            bwd = [(K[..., h, :, 0, :], V[..., h + 1, :, :], V[..., h, :S, :]) for h in range(H - 2, -1, -1)]
+            ws = self._ws[batch] = (K, M, D, V, fwd, bwd)
+            if len(self._ws) > 8:  # the tracked batch grows: keep the newest shapes only
+                self._ws.pop(next(iter(self._ws)))
+        return ws
+
     def _update(self, logpi, n, f, p, j):
-        """One episode's update of the rule (module docstring), given that episode's models ``f``, ``p``."""
+        """One episode's update of the rule (module docstring), given that episode's models ``f``, ``p``.
+
+        The occupancy and the policy evaluation go through the policy's state-to-state kernel ``M_h(s, s') =
+        sum_a pi_h(a|s) P_h(s'|s, a)`` (``d_{h+1} = d_h M_h``, ``V_h = r_h + M_h V_{h+1}`` with ``r_h(s) = sum_a
+        pi_h(a|s) l~_h(s, a)``, ``Q_h = l~_h + P_h V_{h+1}``): the same quantities as :func:`~.tabular.occupancy` and
+        :func:`~.tabular.evaluate_policy` in half the numpy calls (v3f; this is the one update both the tracked
+        contexts and the replay of a late context run, so they agree bitwise; ``mdp_reference`` checks it against
+        scalar loops)."""
+        H, S, add, mm = self.H, self.S, np.add.reduce, np.matmul
         pi = np.exp(logpi)
-        q = occupancy(pi, p, self.s0)
-        beta = self.gamma * np.sqrt(j / (self.S * self.A))
-        b = np.minimum(1.0, (beta / 2.0) / (1.0 + n))
+        K, M, D, V, fwd, bwd = self._workspace(pi.shape[:-3])
+        p_head = p[..., :-1, :, :, :]  # P_h for h < H - 1
+        mm(pi[..., :-1, :, None, :], p_head, out=M)
+        for d_h, m_h, d_next in fwd:
+            mm(d_h, m_h, out=d_next)
+        q = D.swapaxes(-1, -2) * pi
+        b = np.minimum(1.0, (self.gamma * math.sqrt(j / (self.S * self.A)) / 2.0) / (1.0 + n))
         lt = np.maximum(0.0, f - b) if self.bonus_sign > 0 else np.minimum(1.0, f + b)
-        _, Q = evaluate_policy(pi, lt, p)
-        logpi = logpi - self.eta * Q
-        m = np.max(logpi, axis=-1, keepdims=True)  # log-normaliser (the max shift; scipy's logsumexp cost 2x here)
-        logpi = logpi - (m + np.log(np.sum(np.exp(logpi - m), axis=-1, keepdims=True)))
+        r = add(pi * lt, axis=-1)  # r_h(s) = sum_a pi_h(a|s) l~_h(s, a)
+        K[..., 0, S] = r[..., :-1, :]
+        V[..., H - 1, :S, 0] = r[..., H - 1, :]
+        for k_h, v_next, v_h in bwd:
+            mm(k_h, v_next, out=v_h)
+        V = V[..., :S, :]
+        Q = lt.copy()
+        Q[..., :-1, :, :] += mm(p_head, V[..., 1:, None, :, :])[..., 0]
+        z = logpi - self.eta * Q
+        z -= np.maximum.reduce(z, axis=-1, keepdims=True)  # log-normaliser with the max shift (scipy's cost 2x)
+        logpi = z - np.log(add(np.exp(z), axis=-1, keepdims=True))
         return logpi, n + q, q, b
 
     def _step(self, logpi, n, rows, j, kf, kp):
@@ -403,7 +447,7 @@ def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
         missing = {"state", "layer", "context"} - set(obs)
         if missing:
             raise ValueError(f"a dict observation must hold state, layer and context; missing {sorted(missing)}")
-        return int(obs["state"]), int(obs["layer"]), np.asarray(obs["context"], dtype=float)
+        return int(obs["state"]), int(obs["layer"]), np.asarray(obs["context"])
     if "h" not in info:
         raise ValueError("an env with a plain state observation must put the layer in info['h']")
     if np.ndim(obs) != 0 or not float(np.asarray(obs)).is_integer():
@@ -413,7 +457,7 @@ def _unpack(obs, info) -> tuple[int, int, np.ndarray | None]:
             "pass the unflattened env)"
         )
     c = info.get("context")
-    return int(obs), int(info["h"]), None if c is None else np.asarray(c, dtype=float)
+    return int(obs), int(info["h"]), None if c is None else np.asarray(c)
 
 
 def _env_attr(env, name: str):
@@ -437,7 +481,14 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
     ``true_model(contexts) -> (f*, P*)``, used for the exact regret; these three are read through ``env.unwrapped``
     when a wrapper hides them.  Actions are drawn from ``np.random.default_rng([seed, 3])``; the environment is reset
     with ``seed`` once.  The regret of episode ``t`` is exact: ``evaluate_policy(pi_t, f*(c_t), P*(c_t))`` minus the
-    optimal value.
+    optimal value, for the policy ``pi_t`` the episode is played with (asked for before the episode, before
+    ``observe``).
+
+    The observed context is matched to the pool after casting the pool to the observation's dtype (a gymnasium
+    ``Box(..., dtype=float32)`` over a float64 pool works; two pool contexts equal after the cast raise
+    ``ValueError``); the agent gets the pool's own vector.  Episodes must run all ``n_layers`` steps: an episode the
+    env ends early (``truncated``, e.g. a ``TimeLimit`` shorter than the horizon, or ``terminated`` before the last
+    layer) raises ``ValueError`` (the exact regret and the learners' updates are for whole episodes).
     """
     T = _dims("T", T)
     for need in ("reset", "step"):
@@ -455,21 +506,48 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
     from .tabular import optimal_policy
 
     _, Vstar, _ = optimal_policy(fstar, pstar)
-    index = {np.asarray(c, dtype=float).tobytes(): i for i, c in enumerate(contexts)}
+    pool = np.asarray(contexts)
+    n_layers = fstar.shape[-3]
+    indexes: dict[np.dtype, dict[bytes, int]] = {}  # per observation dtype: the pool cast to it -> pool row
+
+    def lookup(c: np.ndarray | None) -> int:
+        if c is None:
+            raise ValueError("the env must give the context (obs['context'] or info['context'] at reset)")
+        if c.dtype not in indexes:
+            cast = pool.astype(c.dtype)
+            indexes[c.dtype] = {x.tobytes(): i for i, x in enumerate(cast)}
+            if len(indexes[c.dtype]) < len(cast):
+                raise ValueError(
+                    f"env.contexts has distinct contexts that are equal as {c.dtype} (the observation's "
+                    "dtype): the pool cannot be matched; observe the context at the pool's precision"
+                )
+        key = c.tobytes()
+        if key not in indexes[c.dtype]:
+            raise ValueError(
+                f"the env's context must be one of env.contexts (exact regret needs the finite pool); "
+                f"matched after casting the pool to the observation's dtype {c.dtype}, got {c!r}"
+            )
+        return indexes[c.dtype][key]
+
     gaps = np.empty(T)
     for t in range(T):
         obs, info = env.reset(seed=seed if t == 0 else None)
         s, h, c = _unpack(obs, info)
-        if c is None or c.tobytes() not in index:
-            raise ValueError("the env's context must be one of env.contexts (exact regret needs the finite pool)")
-        i = index[c.tobytes()]
+        i = lookup(c)
+        c = np.asarray(contexts[i], dtype=float)
         pi = np.asarray(agent.policy(c), dtype=float)
         V, _ = evaluate_policy(pi, fstar[i], pstar[i])
         gaps[t] = V[0, 0] - Vstar[i, 0, 0]
         traj, done = [], False
         while not done:
             a = int(rng.choice(n_actions, p=pi[h, s] / pi[h, s].sum()))
-            obs, reward, done, _, step_info = env.step(a)
+            obs, reward, done, truncated, step_info = env.step(a)
+            if truncated or (done and h + 1 < n_layers):
+                raise ValueError(
+                    f"episode {t + 1} ended after {h + 1} of n_layers={n_layers} steps ("
+                    + ("truncated, e.g. a TimeLimit shorter than the horizon" if truncated else "terminated early")
+                    + "): run needs whole episodes (exact regret, the learners' updates)"
+                )
             loss = float(step_info.get("loss", -reward))
             s2, _, _ = _unpack(obs, {"h": h + 1})
             traj.append((h, s, a, loss, -1 if done else s2))

@@ -31,17 +31,37 @@ def check_tabular(pi: np.ndarray | None = None, f: np.ndarray | None = None, P: 
             raise ValueError(f"P has shape {P.shape}, expected [..., {ref[0]}, {ref[1]}, {ref[2]}, {ref[1]}]")
 
 
+def _check_stochastic(name: str, x: np.ndarray, what: str, tol: float = 1e-6) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``x`` is non-negative and its last axis sums to 1 (to ``tol``)."""
+    if x.size == 0:
+        return
+    if not np.all(np.isfinite(x)) or np.min(x) < -tol:
+        raise ValueError(f"{name} must hold non-negative finite probabilities ({what}), got min {np.min(x):.3g}")
+    dev = float(np.max(np.abs(np.sum(x, axis=-1) - 1.0)))
+    if dev > tol:
+        raise ValueError(f"{name} rows must sum to 1 ({what}), got a row sum off by {dev:.3g}")
+
+
 def occupancy(pi: np.ndarray, P: np.ndarray, s0: int = 0) -> np.ndarray:
     """State-action occupancy ``q[..., h, s, a] = Pr(s_h = s, a_h = a)`` of ``pi`` under ``P`` from ``s_0``.
 
     Forward recursion: ``d_0 = e_{s0}``, ``q_h(s, a) = d_h(s) pi_h(a|s)``,
-    ``d_{h+1}(s') = sum_{s,a} q_h(s, a) P_h(s'|s, a)``.  Each layer of ``q`` sums to 1.
+    ``d_{h+1}(s') = sum_{s,a} q_h(s, a) P_h(s'|s, a)``.  Each layer of ``q`` sums to 1.  ``pi`` and the rows of
+    ``P`` used (layers ``0..H-2``) must be probability distributions (``ValueError`` naming the argument).
     """
     pi, P = np.asarray(pi, dtype=float), np.asarray(P, dtype=float)
     check_tabular(pi=pi, P=P)
     H, S, _ = pi.shape[-3:]
     if not 0 <= s0 < S:
         raise ValueError(f"s0 must lie in [0, {S}), got {s0}")
+    _check_stochastic("pi", pi, "pi[..., h, s, :] over actions")
+    _check_stochastic("P", P[..., : H - 1, :, :, :], "P[..., h, s, a, :] over next states, layers 0..H-2")
+    return _occupancy(pi, P, s0)
+
+
+def _occupancy(pi: np.ndarray, P: np.ndarray, s0: int) -> np.ndarray:
+    """:func:`occupancy` without the input checks (the learners' inner loop; float arrays of matching shapes)."""
+    H, S, _ = pi.shape[-3:]
     batch = np.broadcast_shapes(pi.shape[:-3], P.shape[:-4])
     d = np.zeros(batch + (S,))
     d[..., s0] = 1.0
@@ -57,10 +77,19 @@ def evaluate_policy(pi: np.ndarray, f: np.ndarray, P: np.ndarray) -> tuple[np.nd
     """Policy evaluation by backward induction: ``V[..., h, s]`` and ``Q[..., h, s, a]`` of ``pi``.
 
     ``Q_h(s, a) = f_h(s, a) + sum_{s'} P_h(s'|s, a) V_{h+1}(s')``, ``V_h(s) = sum_a pi_h(a|s) Q_h(s, a)``,
-    ``V_H = 0``.  The value from the start state is ``V[..., 0, s0]``.
+    ``V_H = 0``.  The value from the start state is ``V[..., 0, s0]``.  ``pi`` and the rows of ``P`` used (layers
+    ``0..H-2``) must be probability distributions (``ValueError`` naming the argument).
     """
     pi, f, P = (np.asarray(x, dtype=float) for x in (pi, f, P))
     check_tabular(pi=pi, f=f, P=P)
+    H = f.shape[-3]
+    _check_stochastic("pi", pi, "pi[..., h, s, :] over actions")
+    _check_stochastic("P", P[..., : H - 1, :, :, :], "P[..., h, s, a, :] over next states, layers 0..H-2")
+    return _evaluate_policy(pi, f, P)
+
+
+def _evaluate_policy(pi: np.ndarray, f: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`evaluate_policy` without the input checks (the learners' inner loop)."""
     H = f.shape[-3]
     batch = np.broadcast_shapes(pi.shape[:-3], f.shape[:-3], P.shape[:-4])
     Q = np.empty(batch + f.shape[-3:])
