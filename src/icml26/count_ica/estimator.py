@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -181,11 +182,21 @@ class CountICA(TransformerMixin, BaseEstimator):
                     f"init must be a finite (n_features, n_components) = {(self.n_features_in_, self.n_components)} "
                     f"array of mixing columns, got shape {W0.shape}"
                 )
-            if np.any(np.linalg.norm(W0, axis=0) == 0):
+            norms = np.linalg.norm(W0, axis=0)
+            if np.any(norms == 0):
                 raise ValueError("init has a zero column: every mixing column needs a direction")
+            C = np.abs((W0 / norms).T @ (W0 / norms))
+            dup = np.argwhere(np.triu(C, 1) > 1.0 - 1e-10)
+            if dup.size:
+                warnings.warn(
+                    f"init has parallel columns {dup[0].tolist()}: a degenerate start"
+                    + (" (with fix_mixing=True a rank-deficient model)" if self.fix_mixing else ""),
+                    UserWarning,
+                    stacklevel=3,
+                )
         if self.covariance not in ("full", "diag"):
             raise ValueError(f"covariance must be 'full' or 'diag', got {self.covariance!r}")
-        if not isinstance(self.fix_mixing, bool):
+        if not isinstance(self.fix_mixing, (bool, np.bool_)):
             raise TypeError(f"fix_mixing must be a bool, got {type(self.fix_mixing).__name__}")
         if self.fix_mixing and isinstance(self.init, str):
             raise ValueError("fix_mixing=True needs init to be a (K, d) array: the mixing to hold fixed")
@@ -452,6 +463,7 @@ class CountICA(TransformerMixin, BaseEstimator):
             start = float(model.elbo(x, o, c, q=model.posterior_from_head(z0, x, o, c))) / n
         z = torch.nn.Parameter(z0.clone())
         opt = torch.optim.Adam([z], lr=lr)
+
         def prior() -> dict:
             return {k: v.clone() for k, v in model.named_buffers()}
 

@@ -147,7 +147,8 @@ class ARPLNICA(nn.Module):
         (corrections around the weighted least-squares posterior of ``x`` at the current mixing and intercept)."""
         d = self.n_components
         if z.shape != x.shape[:2] + (self.head.out_features,):
-            raise ValueError(f"z must have shape {tuple(x.shape[:2]) + (self.head.out_features,)}, got {tuple(z.shape)}")
+            want = tuple(x.shape[:2]) + (self.head.out_features,)
+            raise ValueError(f"z must have shape {want}, got {tuple(z.shape)}")
         bt, Bt, pt = z[..., :d], z[..., d : 2 * d], z[..., 2 * d : 3 * d]
         Bt = torch.zeros_like(Bt) if self.mean_field else 0.95 * torch.tanh(Bt)
         Bt = torch.cat([torch.zeros_like(Bt[:, :1]), Bt[:, 1:]], dim=1)  # t = 1 has no parent
