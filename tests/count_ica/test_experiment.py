@@ -95,7 +95,8 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
 
     fa = [("fastica", True, 1), ("fastica", False, 1)]
     truth = [("array", True, 1, fam, fix) for fam in ("full", "diag") for fix in (False, True, True)]
-    assert inits == r(4) + r(4, "diag") + fa + r(2) + truth + [("random", True, 2), ("random", True, 1)]
+    regime = [("random", True, 2), ("random", True, 1, None, 1)]  # S-regime: C = 2 and its one-regime control
+    assert inits == r(4) + r(4, "diag") + fa + r(2) + truth + regime
     assert tols == [0.0] * 6  # every truth-start fit, free and frozen, runs all its epochs
 
 
