@@ -15,6 +15,8 @@ KINDS = {
     "fastica_fine_high": "precondition",
     "beats_ica_moderate": "claim",
     "beats_ica_moderate_no_temporal_prior": "control",
+    "paper_family_beats_ica_moderate": "claim",
+    "paper_family_beats_ica_moderate_no_temporal_prior": "control",
     "refinement_beats_ica_moderate": "claim",
     "refinement_beats_ica_moderate_no_temporal_prior": "control",
     "beats_chance_moderate": "claim",
@@ -65,10 +67,11 @@ def test_quick_preset_end_to_end(quick_run):
 
 def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
     """The main arm (and its control) start from a random mixing: FastICA is called only by the baselines and by
-    the labelled FastICA-started arms."""
+    the labelled FastICA-started arms.  The paper's factorised family gets the main arm's starts (n_init), and the
+    truth-start fits run every epoch (tol = 0, no early stopping)."""
     from icml26.count_ica import experiment
 
-    inits = []
+    inits, tols = [], []
     real = experiment._fit
 
     def spy(cfg, X, seed, **kw):
@@ -76,6 +79,9 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
         inits.append((init if isinstance(init, str) else "array", kw.get("temporal", True), kw.get("n_regimes", 1)))
         if not isinstance(init, str):  # the truth-start fits: the true mixing, free and frozen, both families
             inits[-1] += (kw["covariance"], kw.get("fix_mixing", False))
+            tols.append(cfg.tol)
+        elif init == "random" and kw.get("n_regimes", 1) == 1:
+            inits[-1] += (kw.get("covariance"), kw.get("n_init", 1))
         return real(replace(cfg, max_epochs=2), X, seed, **kw)
 
     monkeypatch.setattr(experiment, "_fit", spy)
@@ -84,39 +90,39 @@ def test_the_main_arm_is_not_started_from_fastica(monkeypatch):
     assert dict(cfg.method_restarts) == {"moderate": 4, "high": 2}  # the main arm and its control get equal starts
     assert cfg.covariance == "full"  # every ARPLN arm uses the coupled posterior
 
-    def r(k):
-        return [("random", True, 1)] * k + [("random", False, 1)] * k
+    def r(k, cov=None):
+        return [("random", True, 1, cov, k), ("random", False, 1, cov, k)]
 
     fa = [("fastica", True, 1), ("fastica", False, 1)]
     truth = [("array", True, 1, fam, fix) for fam in ("full", "diag") for fix in (False, True, True)]
-    assert inits == r(4) + fa + r(2) + truth + [("random", True, 2), ("random", True, 1)]
+    regime = [("random", True, 2), ("random", True, 1, None, 1)]  # S-regime: C = 2 and its one-regime control
+    assert inits == r(4) + r(4, "diag") + fa + r(2) + truth + regime
+    assert tols == [0.0] * 6  # every truth-start fit, free and frozen, runs all its epochs
 
 
-def test_the_main_arm_is_the_best_of_its_random_starts_by_elbo(monkeypatch):
-    """_fit_best fits method_restarts random starts (seed, seed + 10000, ...) and keeps the highest final ELBO: the
-    label-free selection; the same applies to the no-temporal-prior control."""
+def test_the_main_arm_is_the_estimators_best_of_n_init_starts(monkeypatch):
+    """The experiment's best-of-starts selection is the estimator's own n_init (the highest final ELBO, no labels),
+    the same for the main arm and its control."""
     from icml26.count_ica import experiment
 
     seen = []
+    real_fit = CountICA.fit
 
-    class Fake:
-        def __init__(self, s):
-            self.s = s
+    def spy(self, X, *a, **k):
+        seen.append((self.n_init, self.temporal_prior, self.random_state))
+        return real_fit(self, X, *a, **k)
 
-        def score(self, X):
-            return {0: -5.0, 10_000: -1.0, 20_000: -3.0}[self.s]
-
-    monkeypatch.setattr(experiment, "_fit", lambda cfg, X, seed, **kw: seen.append(seed) or Fake(seed))
-    best = experiment._fit_best(experiment.FULL, None, 0, 3, temporal=False)
-    assert seen == [0, 10_000, 20_000] and best.s == 10_000
+    monkeypatch.setattr(CountICA, "fit", spy)
+    X, _ = make_arpln_data(n=12, T=5, n_features=6, n_components=2, seed=0)
+    cfg = replace(experiment.FULL, n_components=2, max_epochs=3)
+    m = experiment._fit(cfg, X, 7, n_init=3, temporal=False)
+    assert seen == [(3, False, 7)] and m.n_init == 3
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.0, True, None])
 def test_bad_restart_counts_name_the_argument(bad):
     from icml26.count_ica import experiment
 
-    with pytest.raises(ValueError, match="n_starts"):
-        experiment._fit_best(experiment.FULL, None, 0, bad)
     with pytest.raises(ValueError, match="method_restarts"):
         experiment.restarts(replace(experiment.FULL, method_restarts=(("moderate", bad),)), "moderate")
     with pytest.raises(ValueError, match="method_restarts"):

@@ -28,6 +28,8 @@ __all__ = ["ARMS", "judge"]
 ARMS = {
     "ar": "ARPLN-ICA (random start)",
     "ar_iid": "ARPLN-ICA without temporal prior",
+    "ar_diag": "ARPLN-ICA, paper's factorised posterior (random start)",
+    "ar_diag_iid": "paper's factorised posterior without temporal prior",
     "ar_fastica": "FastICA + ARPLN refinement",
     "ar_fastica_iid": "FastICA + refinement without temporal prior",
     "fastica": "FastICA (tuned)",
@@ -118,6 +120,11 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     )
     report.set_tuning(ARMS["ar"], configs=k_max, steps=cfg.max_epochs, note=f"{note}, {best}")
     report.set_tuning(ARMS["ar_iid"], configs=k_max, steps=cfg.max_epochs, note=f"{note}, {best}, AR coef held at 0")
+    if any(sc in getattr(cfg, "paper_family_scenarios", ()) for sc in cfg.scenarios):
+        k_pf = max(starts[sc] for sc in cfg.paper_family_scenarios if sc in starts)
+        pf = f"{note}, {best}, covariance='diag' (the paper's factorised posterior)"
+        report.set_tuning(ARMS["ar_diag"], configs=k_pf, steps=cfg.max_epochs, note=pf)
+        report.set_tuning(ARMS["ar_diag_iid"], configs=k_pf, steps=cfg.max_epochs, note=f"{pf}, AR coef held at 0")
     report.set_tuning(ARMS["ar_fastica"], configs=1, steps=cfg.max_epochs, note=note + ", started from FastICA")
     report.set_tuning(
         ARMS["fastica"],
@@ -195,6 +202,29 @@ def judge(cfg, records: list[dict], report: Report) -> None:
                 (f"{ARMS['ar_iid']} |cos| (moderate)", _cos(records, "moderate", "ar_iid")),
             )
         )
+        if all("ar_diag" in r["scenarios"]["moderate"]["cos"] for r in records):
+            c = report.add_claim(
+                judge_superiority(
+                    "paper_family_beats_ica_moderate",
+                    "Moderate coherence: the paper's own method, ARPLN-ICA with its factorised posterior "
+                    "(covariance='diag') from a random start (the same starts as the main arm), exceeds tuned FastICA, "
+                    f"AMUSE, Picard and the data-free rule in aligned |cos| by >= {cfg.min_gain:g}",
+                    (f"{ARMS['ar_diag']} |cos| (moderate)", _cos(records, "moderate", "ar_diag")),
+                    base,
+                    test=cfg.test,
+                    alpha=cfg.alpha,
+                    min_effect=cfg.min_gain,
+                    requires=pre,
+                    controls=["paper_family_beats_ica_moderate_no_temporal_prior"],
+                )
+            )
+            report.add_claim(
+                c.control(
+                    "paper_family_beats_ica_moderate_no_temporal_prior",
+                    "The same factorised fit without the temporal prior does not beat the baselines by the margin",
+                    (f"{ARMS['ar_diag_iid']} |cos| (moderate)", _cos(records, "moderate", "ar_diag_iid")),
+                )
+            )
         if all("ar_fastica" in r["scenarios"]["moderate"]["cos"] for r in records):
             c = report.add_claim(
                 judge_superiority(
@@ -302,11 +332,13 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         c2 = report.add_claim(
             judge_threshold(
                 f"truth_elbo_not_beaten_{sc}",
-                f"{sc.capitalize()} coherence, coupled posterior: with the mixing held fixed and equal training "
-                f"({cfg.max_epochs} epochs, no early stopping), the true mixing's ELBO per sequence is >= that of "
-                "the method's own fitted mixing (random start): the objective does not prefer a drifted answer",
+                f"{sc.capitalize()} coherence, coupled posterior: with the mixing held fixed, equal training "
+                f"({cfg.max_epochs} epochs, no early stopping) and the same non-amortised refinement of the posterior "
+                f"({cfg.refine_steps} Adam steps on the head outputs, lr {cfg.refine_lr:g}, alternating with the "
+                "M-step), the true mixing's ELBO per sequence is >= that of the method's own fitted mixing (random "
+                "start): the objective does not prefer a drifted answer",
                 (
-                    f"ELBO/seq at the truth - at the method's mixing, coupled posterior ({sc})",
+                    f"refined ELBO/seq at the truth - at the method's mixing, coupled posterior ({sc})",
                     _elbo_gap(records, sc, "full"),
                 ),
                 threshold=0.0,
@@ -316,10 +348,10 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         report.add_claim(
             c2.control(
                 f"truth_elbo_not_beaten_{sc}_factorised",
-                "With the paper's factorised posterior, the truth's ELBO is beaten by the mixing its own fit from the "
-                "truth drifts to",
+                "With the paper's factorised posterior (the same refinement), the truth's ELBO is beaten by the mixing "
+                "its own fit from the truth drifts to",
                 (
-                    f"ELBO/seq at the truth - at the drifted mixing, factorised posterior ({sc})",
+                    f"refined ELBO/seq at the truth - at the drifted mixing, factorised posterior ({sc})",
                     _elbo_gap(records, sc, "diag"),
                 ),
             )
@@ -410,10 +442,11 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         "values (B = 0.5, psi = 1) are ours, not the paper's (B ~ 0.1 N, psi ~ 0.1 |N|)."
     )
     report.add_note(
-        "Open (issue 56, deliverable 2): the posterior q(s) is factorised across components. At high coherence a "
-        "fit drifts away from the truth to a higher ELBO than the truth frozen in place (measured by the referee: "
-        "-1015 from the FastICA start vs -1101 frozen at the truth): an objective problem of this family, not of "
-        "scale; a joint-across-components posterior or an exact smoother E-step is not implemented."
+        "Issue 56, deliverable 2: every ARPLN arm except the labelled 'paper's factorised posterior' ones uses our "
+        "posterior coupled across components (covariance='full'); the paper's factorised family from its random start "
+        "is reported as its own arm with its own claim (paper_family_beats_ica_moderate). The truth-start fits run "
+        "every epoch (no early stopping), and the ELBO comparison at a fixed mixing uses a non-amortised posterior "
+        "(refine_posterior) for both mixings, so the encoder's training is not what decides it."
     )
     report.add_note(
         "The published baseline gap (Picard .33-.40, UwedgeICA .39-.46) is not reproduced: the released notebook "
@@ -431,10 +464,13 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         report.add_note("python-picard is not installed: the Picard arm was skipped (pip install python-picard).")
 
 
-def _elbo_gap(records, sc: str, fam: str) -> list[float]:
+def _elbo_gap(records, sc: str, fam: str, refined: bool = True) -> list[float]:
+    """Truth minus drifted mixing, ELBO per sequence with the mixing held: at the refined (non-amortised)
+    posterior, or (``refined=False``) at the amortised one."""
+    suf = "_refined" if refined else ""
     return [
-        r["scenarios"][sc]["truth_start"][fam]["frozen_elbo"]
-        - r["scenarios"][sc]["truth_start"][fam]["frozen_drift_elbo"]
+        r["scenarios"][sc]["truth_start"][fam][f"frozen_elbo{suf}"]
+        - r["scenarios"][sc]["truth_start"][fam][f"frozen_drift_elbo{suf}"]
         for r in records
     ]
 
@@ -521,10 +557,15 @@ def _tables(cfg, records, report: Report, arms, seeds) -> None:
                     "|cos| after the fit from the truth": _ms([np.mean(g["cos"]) for g in got]),
                     "ELBO/seq, fit from the truth": _ms([g["elbo"] for g in got]),
                     "|cos| of the drifted mixing": _ms([np.mean(g["drift_cos"]) for g in got]),
-                    "ELBO/seq, truth held fixed": _ms([g["frozen_elbo"] for g in got]),
-                    "ELBO/seq, drifted mixing held fixed": _ms([g["frozen_drift_elbo"] for g in got]),
-                    "truth - drifted (per seed)": np.round(
+                    "ELBO/seq, truth held fixed (amortised)": _ms([g["frozen_elbo"] for g in got]),
+                    "ELBO/seq, drifted mixing held fixed (amortised)": _ms([g["frozen_drift_elbo"] for g in got]),
+                    "truth - drifted, amortised (per seed)": np.round(
                         [g["frozen_elbo"] - g["frozen_drift_elbo"] for g in got], 2
+                    ).tolist(),
+                    "ELBO/seq, truth held fixed (refined)": _ms([g["frozen_elbo_refined"] for g in got]),
+                    "ELBO/seq, drifted mixing held fixed (refined)": _ms([g["frozen_drift_elbo_refined"] for g in got]),
+                    "truth - drifted, refined (per seed)": np.round(
+                        [g["frozen_elbo_refined"] - g["frozen_drift_elbo_refined"] for g in got], 2
                     ).tolist(),
                     "epochs run": _ms([g["epochs"] for g in got]),
                 }
@@ -533,10 +574,13 @@ def _tables(cfg, records, report: Report, arms, seeds) -> None:
         report.add_table(
             "truth_start",
             trows,
-            "Fits started at the true mixing (free, with the arms' early stopping), and the posterior fitted with the "
-            "mixing held at the truth or at a drifted answer (coupled: the main arm's fitted mixing; factorised: where "
-            "its fit from the truth ends), both for every epoch (equal training). A positive 'truth - drifted' is an "
-            "objective that prefers the truth.",
+            f"Fits started at the true mixing (free, all {cfg.max_epochs} epochs, no early stopping), and the "
+            "posterior fitted with the mixing held at the truth or at a drifted answer (coupled: the main arm's fitted "
+            "mixing; factorised: where its fit from the truth ends), both for every epoch (equal training); each "
+            "frozen fit's ELBO at the amortised posterior (the encoder's) and at the non-amortised one "
+            f"(refine_posterior, {cfg.refine_steps} steps, lr {cfg.refine_lr:g}): the amortised minus refined gap "
+            "is what the encoder's training contributed. A positive 'truth - drifted' is an objective that prefers "
+            "the truth.",
         )
     if cfg.regime:
         rrows = [
@@ -552,7 +596,12 @@ def _tables(cfg, records, report: Report, arms, seeds) -> None:
         report.add_table("regimes", rrows, "S-regime: Viterbi accuracy (up to regime relabeling) per true component.")
 
 
-PRIOR_PAIRS = (("moderate", "ar", "ar_iid"), ("high", "ar", "ar_iid"), ("moderate", "ar_fastica", "ar_fastica_iid"))
+PRIOR_PAIRS = (
+    ("moderate", "ar", "ar_iid"),
+    ("high", "ar", "ar_iid"),
+    ("moderate", "ar_fastica", "ar_fastica_iid"),
+    ("moderate", "ar_diag", "ar_diag_iid"),
+)
 
 
 def _prior_effect(cfg, records, report: Report, seeds) -> None:
@@ -614,18 +663,25 @@ def _figures(cfg, records, report: Report) -> None:
     fig = Figure(figsize=(2.6 * d, 3.0), layout="constrained")
     axes = fig.subplots(1, d, squeeze=False)[0]
     cos = r0["scenarios"][sc]["cos"]["ar"]
+    Ed = r0["scenarios"][sc].get("ar_diag_mixing_aligned")  # the paper's factorised family, when it was fitted
+    w = 0.8 / (2 if Ed is None else 3)
     for i, ax in enumerate(axes):
         k = np.arange(G.shape[0])
-        ax.bar(k - 0.2, G[:, i], 0.4, label="true")
-        ax.bar(k + 0.2, E[:, i], 0.4, label="ARPLN-ICA (random start)")
-        ax.set_title(f"column {i}: |cos| {cos[i]:.2f}", fontsize=9)
+        ax.bar(k - w, G[:, i], w, label="true")
+        ax.bar(k, E[:, i], w, label="ARPLN-ICA (random start)")
+        title = f"column {i}: |cos| {cos[i]:.2f}"
+        if Ed is not None:
+            ax.bar(k + w, np.asarray(Ed)[:, i], w, label="paper's factorised posterior")
+            title += f" / {r0['scenarios'][sc]['cos']['ar_diag'][i]:.2f}"
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("feature j")
         ax.set_ylabel("Gamma_j,i")
     axes[0].legend(fontsize=7)
     report.add_figure(
         "mixing_columns",
         fig,
-        f"Seed {(report.seeds or [0])[0]}, {sc} coherence: true vs recovered (aligned) mixing columns, random start.",
+        f"Seed {(report.seeds or [0])[0]}, {sc} coherence: true vs recovered (aligned) mixing columns, random start "
+        "(our coupled posterior, and the paper's factorised one where fitted; titles: |cos| of each).",
     )
     if cfg.regime:
         U, V = np.asarray(r0["regime"]["true_paths"]), np.asarray(r0["regime"]["viterbi_paths"])

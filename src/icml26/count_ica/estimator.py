@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -181,11 +182,21 @@ class CountICA(TransformerMixin, BaseEstimator):
                     f"init must be a finite (n_features, n_components) = {(self.n_features_in_, self.n_components)} "
                     f"array of mixing columns, got shape {W0.shape}"
                 )
-            if np.any(np.linalg.norm(W0, axis=0) == 0):
+            norms = np.linalg.norm(W0, axis=0)
+            if np.any(norms == 0):
                 raise ValueError("init has a zero column: every mixing column needs a direction")
+            C = np.abs((W0 / norms).T @ (W0 / norms))
+            dup = np.argwhere(np.triu(C, 1) > 1.0 - 1e-10)
+            if dup.size:
+                warnings.warn(
+                    f"init has parallel columns {dup[0].tolist()}: a degenerate start"
+                    + (" (with fix_mixing=True a rank-deficient model)" if self.fix_mixing else ""),
+                    UserWarning,
+                    stacklevel=3,
+                )
         if self.covariance not in ("full", "diag"):
             raise ValueError(f"covariance must be 'full' or 'diag', got {self.covariance!r}")
-        if not isinstance(self.fix_mixing, bool):
+        if not isinstance(self.fix_mixing, (bool, np.bool_)):
             raise TypeError(f"fix_mixing must be a bool, got {type(self.fix_mixing).__name__}")
         if self.fix_mixing and isinstance(self.init, str):
             raise ValueError("fix_mixing=True needs init to be a (K, d) array: the mixing to hold fixed")
@@ -422,6 +433,66 @@ class CountICA(TransformerMixin, BaseEstimator):
         x, o, c, q = self._posterior(X, offsets, covariates)
         with torch.no_grad():
             return float(self.model_.elbo(x, o, c, q=q)) / x.shape[0]
+
+    def refine_posterior(self, X, *, n_steps: int = 300, lr: float = 0.05, offsets=None, covariates=None) -> dict:
+        """A non-amortised posterior at the fitted mixing: the family's best bound found on ``X``, not the encoder's.
+
+        Rule: the encoder's per-(sequence, time) head outputs ``z`` (:meth:`ARPLNICA.head_outputs`) become free
+        parameters, initialised at the encoder's output for ``X``; the mixing, the intercept and ``M`` are held.
+        Each of ``n_steps`` steps (i) runs the closed-form M-step for the prior given ``q(z)``, (ii) records the ELBO
+        at ``(q(z), prior)``, (iii) takes one Adam step (learning rate ``lr``) on ``z`` for ``-ELBO / (n T K)``; a
+        last M-step and ELBO follow the last step.  Every recorded value is a valid bound (a ``q`` of the family and
+        a prior), so the best one, returned, is >= the amortised ELBO at the same parameters.  The estimator is not
+        changed (the work is done on a copy of ``model_``).
+
+        Returns a dict: ``elbo`` (the best ELBO per sequence), ``elbo_amortised`` (:meth:`score` at the start),
+        ``history`` (ELBO per sequence at each step), ``model`` (the copy with the best step's prior), ``q`` (the
+        best step's variational parameters and moments, detached) and ``z`` (its head outputs)."""
+        import copy
+
+        self._check_fitted()
+        n_steps = _check_int("n_steps", n_steps, 1)
+        lr = _check_pos("lr", lr)
+        x, o, c = self._prepare(X, offsets, covariates)
+        n, T, K = x.shape
+        model = copy.deepcopy(self.model_)
+        for p in model.parameters():
+            p.requires_grad_(False)
+        with torch.no_grad():
+            z0 = model.head_outputs(x, o, c)
+            start = float(model.elbo(x, o, c, q=model.posterior_from_head(z0, x, o, c))) / n
+        z = torch.nn.Parameter(z0.clone())
+        opt = torch.optim.Adam([z], lr=lr)
+
+        def prior() -> dict:
+            return {k: v.clone() for k, v in model.named_buffers()}
+
+        best = (start, z0.clone(), prior())
+        history = []
+        for step in range(n_steps + 1):
+            q = model.posterior_from_head(z, x, o, c)
+            model.m_step({k: v.detach() for k, v in q.items()})  # the prior's buffers: q does not depend on them
+            elbo = model.elbo(x, o, c, q=q)
+            history.append(float(elbo.detach()) / n)
+            if history[-1] > best[0]:
+                best = (history[-1], z.detach().clone(), prior())
+            if step == n_steps:
+                break
+            opt.zero_grad(set_to_none=True)
+            (-elbo / (n * T * K)).backward()
+            opt.step()
+        for k, v in model.named_buffers():
+            v.copy_(best[2][k])
+        with torch.no_grad():
+            q = model.posterior_from_head(best[1], x, o, c)
+        return {
+            "elbo": best[0],
+            "elbo_amortised": start,
+            "history": np.asarray(history),
+            "model": model.eval(),
+            "q": q,
+            "z": best[1],
+        }
 
     def _regime_potentials(self, X, offsets=None, covariates=None):
         _, _, _, q = self._posterior(X, offsets, covariates)

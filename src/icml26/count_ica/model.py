@@ -128,10 +128,27 @@ class ARPLNICA(nn.Module):
         ``(n, T, d, d)`` (a square root of ``Psi_t``), ``logdet_psi`` ``(n, T)`` and the moments ``mu``, ``Sigma``
         (marginal variances), ``Sigma_full`` ``(n, T, d, d)``, ``cross`` (``diag Cov(s_t, s_{t-1})``, ``cross_1 =
         0``)."""
+        return self.posterior_from_head(self.head_outputs(x, offsets, covariates), x, offsets, covariates)
+
+    def head_outputs(
+        self, x: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The encoder's raw per-(sequence, time) outputs ``z`` ``(n, T, n_head)``: what :meth:`posterior_from_head`
+        turns into the variational parameters (the amortised posterior is ``posterior_from_head(head_outputs(x))``;
+        a non-amortised one optimises ``z`` directly, :meth:`CountICA.refine_posterior`)."""
         inp = self._inputs(x, offsets, covariates)
         h, _ = self.gru(inp)
-        z = self.head(self.mlp(torch.cat([h, inp], dim=-1)))
+        return self.head(self.mlp(torch.cat([h, inp], dim=-1)))
+
+    def posterior_from_head(
+        self, z: torch.Tensor, x: torch.Tensor, offsets: torch.Tensor, covariates: torch.Tensor | None = None
+    ) -> dict:
+        """The variational parameters and moments (see :meth:`forward`) given head outputs ``z`` ``(n, T, n_head)``
+        (corrections around the weighted least-squares posterior of ``x`` at the current mixing and intercept)."""
         d = self.n_components
+        if z.shape != x.shape[:2] + (self.head.out_features,):
+            want = tuple(x.shape[:2]) + (self.head.out_features,)
+            raise ValueError(f"z must have shape {want}, got {tuple(z.shape)}")
         bt, Bt, pt = z[..., :d], z[..., d : 2 * d], z[..., 2 * d : 3 * d]
         Bt = torch.zeros_like(Bt) if self.mean_field else 0.95 * torch.tanh(Bt)
         Bt = torch.cat([torch.zeros_like(Bt[:, :1]), Bt[:, 1:]], dim=1)  # t = 1 has no parent
