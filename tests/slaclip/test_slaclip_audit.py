@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 from icml26.slaclip import (  # noqa: E402
     SlaClipDPOptimizer,
     audit_controller_inputs,
+    audit_release_noise,
     audit_sensitivity,
     audit_slot_noise,
     make_private_slaclip,
@@ -47,6 +48,23 @@ class NoSlotNoise(SlaClipDPOptimizer):
     def add_noise(self):
         DPOptimizer.add_noise(self)
         clip, raw = float(self.max_grad_norm), self._slack_sum
+        self._slack_sum = self._accumulation_clip = None
+        self.slack_indicator = raw / (clip / math.sqrt(self.num_slots) * self.expected_batch_size)
+        self._released = True
+
+
+class HalfGradNoise(SlaClipDPOptimizer):
+    """Broken: the gradient coordinates get half their noise (the slots keep theirs)."""
+
+    def add_noise(self):
+        sigma = self.noise_multiplier
+        self.noise_multiplier = sigma / 2
+        try:
+            DPOptimizer.add_noise(self)
+        finally:
+            self.noise_multiplier = sigma
+        clip = float(self.max_grad_norm)
+        raw = self._slack_sum + sigma * clip * torch.randn(self._slack_sum.shape, generator=self.generator)
         self._slack_sum = self._accumulation_clip = None
         self.slack_indicator = raw / (clip / math.sqrt(self.num_slots) * self.expected_batch_size)
         self._released = True
@@ -100,6 +118,7 @@ AUDITS = {
     "sensitivity": lambda cls: audit_sensitivity(_factory(cls), _model, *_vanishing_batch(), _mse, n_neighbours=B),
     "slot_noise": lambda cls: audit_slot_noise(_factory(cls), _model, *_batch(), n_releases=300),
     "controller": lambda cls: audit_controller_inputs(_factory(cls), _model, *_batch()),
+    "release_noise": lambda cls: audit_release_noise(_factory(cls), _model, *_batch(), n_releases=100),
 }
 
 
@@ -117,6 +136,8 @@ def test_slaclip_passes_every_audit(audit):
     [
         (NoSlotNoise, "slot_noise"),
         (NoSlotNoise, "controller"),
+        (NoSlotNoise, "release_noise"),
+        (HalfGradNoise, "release_noise"),
         (ScaledSlots, "sensitivity"),
         (KeepsRawSlack, "controller"),
     ],
@@ -128,6 +149,9 @@ def test_each_broken_variant_fails_its_audit(broken, audit):
         assert out["max_change_over_clip"] > 1.1
     if broken is KeepsRawSlack:
         assert out["leaks"] == ["raw_slack"]
+    if broken is HalfGradNoise:  # the slot audit is blind to it; the release audit sees every gradient coordinate
+        assert AUDITS["slot_noise"](broken)["passed"]
+        assert abs(out["blocks"]["gradients"]["sd_over_sigma_clip"] - 0.5) < 0.05 and out["blocks"]["slots"]["passed"]
 
 
 def test_audits_reject_bad_inputs():
@@ -138,6 +162,10 @@ def test_audits_reject_bad_inputs():
         audit_sensitivity(_factory(), _model, x, y, n_neighbours=0)
     with pytest.raises(ValueError, match="n_releases"):
         audit_slot_noise(_factory(), _model, x, y, n_releases=2)
+    with pytest.raises(ValueError, match="n_releases"):
+        audit_release_noise(_factory(), _model, x, y, n_releases=5)
+    with pytest.raises(ValueError, match="level"):
+        audit_release_noise(_factory(), _model, x, y, level=1.5)
     with pytest.raises(ValueError, match="x and y"):
         audit_controller_inputs(_factory(), _model, x, y[:3])
     with pytest.raises(TypeError, match="SlaClipDPOptimizer"):

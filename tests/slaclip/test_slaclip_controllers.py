@@ -126,3 +126,16 @@ def test_bad_hyperparameters(make, word):
         make()
     with pytest.raises(TypeError, match="eta"):
         SlaClipController(eta="0.2")
+
+
+def test_control_controllers_ignore_the_indicator():
+    from icml26.slaclip.baselines import ClampOnlyController, DecayToFloorController
+
+    clamp, decay = ClampOnlyController(0.1, 20.0), DecayToFloorController(0.2, 0.1, 20.0)
+    for s_hat in ([0.0, 0.0], [1.0, 1.0], [-3.0, 5.0]):
+        assert clamp(0.01, s_hat) == 0.1 and clamp(100.0, s_hat) == 20.0 and clamp(3.0, s_hat) == 3.0
+        assert decay(1.0, s_hat) == pytest.approx(math.exp(-0.2)) and decay(0.1, s_hat) == 0.1
+    with pytest.raises(ValueError, match="c_min"):
+        ClampOnlyController(2.0, 1.0)
+    with pytest.raises(ValueError, match="eta"):
+        DecayToFloorController(-1.0)

@@ -10,31 +10,32 @@ from icml26.core import judge_records  # noqa: E402
 pytest.importorskip("opacus")
 
 from icml26.core import VERDICTS  # noqa: E402
-from icml26.slaclip.experiment import QUICK, measure  # noqa: E402
+from icml26.slaclip.experiment import EXPERIMENT, QUICK, measure  # noqa: E402
 
 A4_ARMS = ("A4-paper-x1", "A4-paper-x10", "A4-fraction-x1", "A4-fraction-x10")
+A3 = [f"A3-{t}" for t in ("digits", "digits_mlp", "synthetic", "synthetic-c0_1")]
+A3 += [f"A3-superiority-{t}" for t in ("digits", "digits_mlp", "synthetic", "synthetic-c0_1")]
+CONTROLS = {
+    "A2": ["A2-clamp_only", "A2-decay"],
+    "A2-mlp": ["A2-mlp-clamp_only", "A2-mlp-decay"],
+    **{a: [f"{a}-clamp_only"] for a in A3},
+    "A3-autos-digits": ["A3-autos-digits-clamp_only"],
+    "A3-autos-digits_mlp": ["A3-autos-digits_mlp-clamp_only"],
+    "A4-paper-x1": ["A4-slaclip_q-x1"],
+    "A4-fraction-x1": ["A4-slaclip_q-x1"],
+    "A4-paper-x10": ["A4-slaclip_q-x10"],
+    "A4-fraction-x10": ["A4-slaclip_q-x10"],
+    "A4": ["A4-slaclip_q"],
+}
+CHECKS = ("A1", "privacy-release_noise", "privacy-sensitivity", "privacy-slot_noise", "privacy-controller_inputs")
 KINDS = {
     "vanilla_c0_sensitive-digits": "precondition",
     "vanilla_c0_sensitive-digits_mlp": "precondition",
+    "vanilla_c0_sensitive-synthetic": "precondition",
     "many_gradients_vanish": "precondition",
-    "A1": "check",
-    "privacy-sensitivity": "check",
-    "privacy-slot_noise": "check",
-    "privacy-controller_inputs": "check",
-    "A2": "claim",
-    "A2-mlp": "claim",
-    "A3-digits": "claim",
-    "A3-superiority-digits": "claim",
-    "A3-digits_mlp": "claim",
-    "A3-superiority-digits_mlp": "claim",
-    "A3-synthetic": "claim",
-    "A3-superiority-synthetic": "claim",
-    "A3-synthetic-c0_1": "claim",
-    "A3-superiority-synthetic-c0_1": "claim",
-    "A3-autos-digits": "claim",
-    "A3-autos-digits_mlp": "claim",
-    **{a: "claim" for a in A4_ARMS},
-    "A4": "claim",
+    **{c: "check" for c in CHECKS},
+    **{c: "claim" for c in CONTROLS},
+    **{k: "control" for ks in CONTROLS.values() for k in ks},
 }
 REQUIRES = {
     "A2": ["vanilla_c0_sensitive-digits"],
@@ -42,10 +43,20 @@ REQUIRES = {
     "A3-digits": ["vanilla_c0_sensitive-digits"],
     "A3-superiority-digits": ["vanilla_c0_sensitive-digits"],
     "A3-digits_mlp": ["vanilla_c0_sensitive-digits_mlp"],
+    "A3-synthetic-c0_1": ["vanilla_c0_sensitive-synthetic"],
     "A3-autos-digits": ["vanilla_c0_sensitive-digits"],
     "A3-autos-digits_mlp": ["vanilla_c0_sensitive-digits_mlp"],
     **{a: ["many_gradients_vanish"] for a in (*A4_ARMS, "A4")},
 }
+SEEDS = list(EXPERIMENT.seeds["quick"])
+
+
+def _verdict(c):
+    return c.measured_verdict or c.verdict  # the rule's own verdict, before 'setting invalid' / a passing control
+
+
+def _judge(records, seeds=None):
+    return judge_records("slaclip", QUICK, records, seeds=SEEDS if seeds is None else seeds).by_id()
 
 
 @pytest.fixture(scope="module")
@@ -69,21 +80,31 @@ def test_quick_preset_writes_all_statements(quick_run):
     assert all(c["verdict"] in VERDICTS for c in claims.values())
     for cid, req in REQUIRES.items():
         assert claims[cid]["requires"] == req
-    # the checks are guarantees of our code (accounting wiring, the three privacy audits): they hold at any scale
-    for cid in ("A1", "privacy-sensitivity", "privacy-slot_noise", "privacy-controller_inputs"):
+    for cid, ctl in CONTROLS.items():  # every claim has its control arm, measured in the same run
+        assert claims[cid]["controls"] == ctl, cid
+    assert not set(result["dev_seeds"]) & set(result["seeds"])
+    assert result["tuning"] and all(t["seeds"] is not None for t in result["tuning"])
+    # the checks are guarantees of our code (accounting wiring, the four privacy audits): they hold at any scale
+    for cid in CHECKS:
         assert claims[cid]["verdict"] == "holds", cid
         assert claims[cid]["test"]["n_violations"] == 0
     # the sensitivity audit had power: some removed samples sat inside the threshold (they carry slack)
-    assert all(a["sensitivity"]["removed_inside_threshold"] >= 1 for a in result["metrics"]["audit"].values())
+    audits = result["metrics"]["audit"].values()
+    assert all(a["sensitivity"]["removed_inside_threshold"] >= 1 for a in audits)
+    # the release audit saw every coordinate: 9,610 MLP parameters and the K slots
+    assert all(a["release_noise"]["coordinates"] > 9610 for a in audits)
     # seeds are the unit: the (C0, seed) cells are averaged per seed before the test; the extra seed joins only
     # the C0 = 1 synthetic cell
-    for cid in ("A2", "A2-mlp", "A3-digits", "A3-superiority-synthetic"):
+    for cid in ("A2", "A2-mlp", "A2-clamp_only", "A3-digits", "A3-superiority-synthetic"):
         assert claims[cid]["test"]["unit"] == "seed" and claims[cid]["test"]["n_units"] == 3
         assert claims[cid]["test"]["values_per_unit"] == len(QUICK.c0_grid)
     assert claims["A3-synthetic-c0_1"]["test"]["n_units"] == 4
     assert claims["A4"]["test"]["n_units"] == len(A4_ARMS)
-    assert set(result["budgets"]) >= {"SlaClip", "vanilla DP-SGD", "quantile clipping", "AUTO-S"}
-    assert result["budgets"]["AUTO-S"]["configs"] == len(QUICK.autos_lr_grid)
+    # A2's baseline is vanilla given the same clamp
+    assert claims["A2"]["baselines"][0]["name"] == "vanilla DP-SGD, clamped C0"
+    assert set(result["budgets"]) >= {"SlaClip", "vanilla DP-SGD", "quantile clipping", "AUTO-S", "clamp-only"}
+    assert result["budgets"]["AUTO-S"]["configs"] == 5  # its dev grid; SlaClip: the C0 grid (5 in the full preset)
+    assert result["budgets"]["SlaClip"]["configs"] == len(QUICK.c0_grid)
     eps = {r["epsilon"] for r in result["tables"]["accuracy-digits"] if r["epsilon"] != "inf"}
     assert len(eps) == 1  # every DP method reports the same epsilon
     assert abs(eps.pop() - 3.0) < 0.05
@@ -91,56 +112,104 @@ def test_quick_preset_writes_all_statements(quick_run):
         assert (run_dir / name).stat().st_size > 1000
 
 
-def test_judge_moves_when_the_method_is_broken(records):
-    """Mutant: give SlaClip vanilla's accuracies (no adaptation) and A2 can no longer hold; give vanilla a flat
-    C0 profile and the precondition fails, so A2 becomes 'setting invalid'."""
+def test_a2_moves_when_the_controller_is_replaced_by_the_clamp(records):
+    """The issue's break: SlaClip with its controller replaced by the clamp only (or by a decay to the floor).
+    Under v2's rule (vs unclamped vanilla) that arm passed A2 by +16.5 points; judged against vanilla given the same
+    clamp it cannot: give SlaClip the clamp-only (or decay) arm's accuracies and A2 no longer holds."""
+    for arm in ("clamp-only", "decay"):
+        recs = copy.deepcopy(records)
+        for r in recs[:3]:
+            for task in ("digits", "digits_mlp"):
+                for c0 in QUICK.c0_grid:
+                    r["runs"][task][f"slaclip@{c0:g}"]["acc"] = r["runs"][task][f"{arm}@{c0:g}"]["acc"]
+        by_id = _judge(recs)
+        for cid in ("A2", "A2-mlp"):
+            assert by_id[cid].verdict != "holds" and _verdict(by_id[cid]) != "holds", (arm, cid)
+
+
+def test_a2_is_inconclusive_when_a_control_passes(records):
+    """A control arm that passes A2's rule makes A2 inconclusive, whatever SlaClip measures."""
     recs = copy.deepcopy(records)
     for r in recs[:3]:
         for c0 in QUICK.c0_grid:
-            r["runs"]["digits"][f"slaclip@{c0:g}"]["acc"] = r["runs"]["digits"][f"vanilla@{c0:g}"]["acc"]
-    a2 = judge_records("slaclip", QUICK, recs).by_id()["A2"]
-    assert a2.verdict == "does not hold" or a2.measured_verdict == "does not hold"
+            r["runs"]["digits_mlp"][f"clamp-only@{c0:g}"]["acc"] = r["runs"]["digits_mlp"][f"slaclip@{c0:g}"]["acc"]
+    a2 = _judge(recs)["A2-mlp"]
+    assert a2.verdict == "inconclusive" and "control passes: A2-mlp-clamp_only" in a2.reason
+
+
+def test_judge_moves_when_the_method_is_broken(records):
+    """Mutant: give SlaClip clamped vanilla's accuracies (no adaptation) and A2 can no longer hold; give vanilla a flat
+    profile over the clamped C0 grid and the precondition fails (it can: the range is the one a user would try), so
+    A2 becomes 'setting invalid'."""
+    recs = copy.deepcopy(records)
     for r in recs[:3]:
         for c0 in QUICK.c0_grid:
-            r["runs"]["digits"][f"vanilla@{c0:g}"]["acc"] = 90.0
-    by_id = judge_records("slaclip", QUICK, recs).by_id()
+            c = min(max(c0, QUICK.c_min), QUICK.c_max)
+            r["runs"]["digits"][f"slaclip@{c0:g}"]["acc"] = r["runs"]["digits"][f"vanilla@{c:g}"]["acc"]
+    assert _verdict(_judge(recs)["A2"]) == "does not hold"
+    for r in recs[:3]:
+        for key, run in r["runs"]["digits"].items():
+            if key.startswith("vanilla@") and float(key.split("@")[1]) >= QUICK.c_min:
+                run["acc"] = 90.0 + 0.1 * float(key.split("@")[1] == "1")  # 0.1 points apart: below 5
+    by_id = _judge(recs)
     assert by_id["vanilla_c0_sensitive-digits"].verdict == "does not hold"
     assert by_id["A2"].verdict == "inconclusive" and by_id["A2"].reason.startswith("setting invalid")
+
+
+def test_a3_autos_scores_both_arms_at_their_dev_choice(records):
+    """A3-autos compares SlaClip at its dev-chosen C0 with AUTO-S at its dev-chosen learning rate (no selection on the
+    reported seeds): SlaClip's accuracy at the other C0 values does not move it."""
+    c0 = dict(QUICK.slaclip_c0)["digits_mlp"]
+    before = _judge(records)["A3-autos-digits_mlp"]
+    recs = copy.deepcopy(records)
+    for r in recs[:3]:
+        for other in (c for c in QUICK.c0_grid if c != c0):
+            r["runs"]["digits_mlp"][f"slaclip@{other:g}"]["acc"] = 0.0
+    after = _judge(recs)["A3-autos-digits_mlp"]
+    assert after.method == before.method and after.baselines == before.baselines
+    assert after.baselines[0]["name"] == f"AUTO-S at R = 1, lr = {dict(QUICK.autos_lr)['digits_mlp']:g}"
 
 
 def test_a4_and_audit_checks_can_fail(records):
     """Mutants: SlaClip's final threshold put on the median of the non-negligible norms in every arm makes A4 hold;
     then sent far below every norm in one arm, that arm and A4 as a whole fail.  A release that moves by 1.3 C,
-    slot noise off its sd, or a clean statistic fed to the controller fails its check."""
-
-    def verdict(c):
-        return c.measured_verdict or c.verdict  # before 'setting invalid', should the quick precondition fail
-
+    slot noise off its sd, a flagged coordinate, or a clean statistic fed to the controller fails its check."""
     recs = copy.deepcopy(records)
     for r in recs[:3]:
         for key, run in r["vanish"].items():
             if key.startswith("slaclip-"):
                 run["final_clip"] = run["median_nonneg_norm"]
-    by_id = judge_records("slaclip", QUICK, recs).by_id()
-    assert all(verdict(by_id[a]) == "holds" for a in (*A4_ARMS, "A4"))
+    by_id = _judge(recs)
+    assert all(_verdict(by_id[a]) == "holds" for a in (*A4_ARMS, "A4"))
     for r in recs[:3]:
         r["vanish"]["slaclip-fraction@x10"]["final_clip"] = 1e-6
         a = r["audit"]
         a["sensitivity"]["max_change_over_clip"] = 1.3
         a["slot_noise"]["passed"] = False
         a["controller_inputs"]["fed_clean"] = True
-    by_id = judge_records("slaclip", QUICK, recs).by_id()
-    assert verdict(by_id["A4-fraction-x10"]) == "does not hold"
-    assert verdict(by_id["A4-paper-x1"]) == "holds"
-    assert verdict(by_id["A4"]) == "does not hold"
-    for cid in ("privacy-sensitivity", "privacy-slot_noise", "privacy-controller_inputs"):
+        a["release_noise"]["flagged"] = 1
+        a["release_noise"]["passed"] = False
+    by_id = _judge(recs)
+    assert _verdict(by_id["A4-fraction-x10"]) == "does not hold"
+    assert _verdict(by_id["A4-paper-x1"]) == "holds"
+    assert _verdict(by_id["A4"]) == "does not hold"
+    for cid in ("privacy-sensitivity", "privacy-slot_noise", "privacy-controller_inputs", "privacy-release_noise"):
         assert by_id[cid].verdict == "does not hold", cid
+    assert by_id["A1"].verdict == "does not hold"  # A1 relies on the release carrying the booked noise
 
 
 def test_bad_config_and_seed_sets_raise(records):
     from dataclasses import replace
 
     with pytest.raises(ValueError, match="grid_seeds"):
-        measure(replace(QUICK, grid_seeds=0), 0)
+        measure(replace(QUICK, grid_seeds=()), 0)
     with pytest.raises(ValueError, match="grid_seeds"):
-        judge_records("slaclip", QUICK, records[3:], seeds=[3])
+        judge_records("slaclip", QUICK, records[3:], seeds=SEEDS[3:])
+    with pytest.raises(ValueError, match="autos_lr"):
+        measure(replace(QUICK, autos_lr=(("digits", 1.0),)), SEEDS[0])
+    with pytest.raises(ValueError, match="slaclip_c0"):
+        measure(replace(QUICK, slaclip_c0=(("digits", 0.5), ("digits_mlp", 0.01))), SEEDS[0])
+    with pytest.raises(ValueError, match="digits_methods"):
+        measure(replace(QUICK, digits_methods=("vanilla", "nope")), SEEDS[0])
+    with pytest.raises(ValueError, match="c_min"):
+        measure(replace(QUICK, c_min=30.0), SEEDS[0])

@@ -26,7 +26,7 @@ Usage mirrors Opacus's ``make_private``::
 """
 
 from ._slack import TABLE3_NUM_SLOTS, encode_slack, recommended_num_slots, slack_indicator
-from .audit import audit_controller_inputs, audit_sensitivity, audit_slot_noise, released_sum
+from .audit import audit_controller_inputs, audit_release_noise, audit_sensitivity, audit_slot_noise, released_sum
 from .controllers import SlaClipController, SlaClipQController
 from .optimizer import SlaClipDPOptimizer, make_private_slaclip, make_private_slaclip_with_epsilon
 
@@ -36,6 +36,7 @@ __all__ = [
     "SlaClipQController",
     "make_private_slaclip",
     "make_private_slaclip_with_epsilon",
+    "audit_release_noise",
     "audit_sensitivity",
     "audit_slot_noise",
     "audit_controller_inputs",

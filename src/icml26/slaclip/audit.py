@@ -1,7 +1,13 @@
 """Privacy audits of a SlaClip optimizer that can fail: they measure the release, not the accountant.
 
 Equal accountant histories say only that the same ``(sigma, q)`` was *booked*; they cannot see an optimizer
-that releases something else.  These three audits run the optimizer itself and look at what it releases:
+that releases something else.  These four audits run the optimizer itself and look at what it releases:
+
+* :func:`audit_release_noise`: over repeated releases of one fixed batch, *every* released coordinate (the ``d``
+  gradient coordinates and the ``K`` slots) minus its un-noised value (the clean clipped sum, the clean slack sum),
+  divided by ``sigma C_t``, is standard normal: per coordinate (a chi-square test of its variance and a z test of
+  its mean, Bonferroni over coordinates) and pooled per block (gradients, slots).  The only audit that sees the
+  gradient noise: in :func:`audit_sensitivity` the noise cancels, :func:`audit_slot_noise` reads the slots only.
 
 * :func:`audit_sensitivity`: the un-normalised release ``S(D) = sum_i [clip(g_i); v_i]`` (gradient coordinates
   and the ``K`` slack slots) of a batch and of the same batch with one sample removed, under the same noise
@@ -30,7 +36,7 @@ from torch import nn
 from ._slack import _encode, slack_indicator
 from .optimizer import SlaClipDPOptimizer
 
-__all__ = ["audit_sensitivity", "audit_slot_noise", "audit_controller_inputs", "released_sum"]
+__all__ = ["audit_release_noise", "audit_sensitivity", "audit_slot_noise", "audit_controller_inputs", "released_sum"]
 
 MakeOptimizer = Callable[..., SlaClipDPOptimizer]
 
@@ -102,10 +108,13 @@ def audit_sensitivity(
 ) -> dict:
     """Removing one sample changes the release by at most ``C_t``: ``max_i ||S(D) - S(D \\ i)|| / C_t <= 1 + tol``.
 
-    ``n_neighbours`` evenly spaced samples are removed one at a time.  Both releases draw the same noise (the
-    factory seeds the generator alike), which cancels in the difference: what is left is the removed sample's
-    contribution, clipped gradient and slack slots together.  Only samples *inside* the threshold carry slack, so
-    the audit has power against a mis-scaled slot encoding only if some removed samples have ``||g_i|| < C_t``
+    ``n_neighbours`` samples are removed one at a time: the ``n_neighbours // 2`` with the smallest gradient norms
+    (the most slack: slots scaled by ``s`` push a sample of norm ``n`` past ``C`` only if ``n < (s^2 - 1) C``, e.g.
+    ``n < 0.69 C`` for ``s = 1.3``, since ``||v||^2`` reaches ``C (C - n)``) and the rest evenly spaced over the
+    batch.  Both releases draw the same noise (the factory seeds the generator alike), which cancels in the
+    difference: what is left is the removed sample's contribution, clipped gradient and slack slots together (so
+    this audit cannot see the noise: :func:`audit_release_noise` does).  Only samples *inside* the threshold carry
+    slack, so the audit has power against a mis-scaled slot encoding only if some removed samples have ``||g_i|| < C_t``
     (reported as ``removed_inside_threshold``).
     """
     _check_factories(make_optimizer, make_model, x, y)
@@ -116,7 +125,11 @@ def audit_sensitivity(
     s_full = released_sum(full, clip)
     norms = _norms(model)
     ratios, inside = [], 0
-    for i in np.linspace(0, len(x) - 1, min(n_neighbours, len(x))).round().astype(int):
+    n_pick = min(n_neighbours, len(x))
+    smallest = torch.argsort(norms)[: n_pick // 2].tolist()
+    spaced = [i for i in np.linspace(0, len(x) - 1, len(x)).round().astype(int).tolist() if i not in smallest]
+    picks = smallest + [spaced[j] for j in np.linspace(0, len(spaced) - 1, n_pick - len(smallest)).round().astype(int)]
+    for i in picks:
         keep = torch.arange(len(x)) != int(i)
         _, nb = _step(make_optimizer, make_model, x[keep], y[keep], loss_fn)
         ratios.append(float((s_full - released_sum(nb, clip)).norm()) / clip)
@@ -174,6 +187,88 @@ def audit_slot_noise(
         "noise_multiplier": opt.noise_multiplier,
         "sd_interval": [math.sqrt(lo), math.sqrt(hi)],
         "passed": lo <= target <= hi,
+    }
+
+
+def _clean_release(model: nn.Module, optimizer: SlaClipDPOptimizer, clip: float) -> torch.Tensor:
+    """The un-noised release of the current backward pass: ``[sum_i clip(g_i) ; sum_i v_i]`` in float64, with the
+    clip factor ``min(1, C_t / (n_i + 1e-6))`` of Opacus's flat clipping (the parameters in the optimizer's order)."""
+    norms = _norms(model)
+    factor = (clip / (norms + 1e-6)).clamp(max=1.0).double()
+    grads = [torch.einsum("i,i...", factor, p.grad_sample.double()).reshape(-1) for p in optimizer.params]
+    return torch.cat([*grads, _encode(norms.double(), clip, optimizer.num_slots).sum(0)])
+
+
+def audit_release_noise(
+    make_optimizer: MakeOptimizer,
+    make_model: Callable[[], nn.Module],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    loss_fn=_default_loss,
+    n_releases: int = 200,
+    level: float = 1e-3,
+) -> dict:
+    r"""Every released coordinate carries Gaussian noise of sd ``sigma C_t``, centred on the clean release.
+
+    The same batch is released ``n_releases`` times by one optimizer (fresh noise each time; its controller keeps
+    moving ``C_t`` and its learning rate the model); before each release the clean clipped gradient sum and clean
+    slack sum are recomputed from the per-sample gradients.  ``z[r, j] = (S_j - clean_j) / (sigma C_t)`` must be
+    ``N(0, 1)`` for every coordinate ``j`` of ``[gradients (d) ; slots (K)]``.  Four tests, each at ``level``:
+
+    * per coordinate, ``sum_r z[r, j]^2 ~ chi2(n_releases)`` (two-sided) and ``mean_r z[r, j] sqrt(n) ~ N(0, 1)``,
+      Bonferroni over the ``2 (d + K)`` tests (catches one coordinate released without noise, or with a bias);
+    * per block (gradients, slots), the pooled variance in its two-sided chi-square interval and the pooled mean
+      in its z interval (catches a noise sd off by a few percent on a whole block).
+
+    ``passed`` if no test rejects.  Returns the pooled sd / (sigma C_t) per block, the number of coordinates flagged
+    and the smallest per-coordinate p-value.
+    """
+    from scipy.stats import chi2, norm
+
+    _check_factories(make_optimizer, make_model, x, y)
+    if isinstance(n_releases, bool) or not isinstance(n_releases, int) or n_releases < 10:
+        raise ValueError(f"n_releases must be an integer >= 10, got {n_releases!r}")
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    model, opt = _build(make_optimizer, make_model)
+    z = []
+    for _ in range(n_releases):
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        clip = opt.current_clip
+        clean = _clean_release(model, opt, clip)
+        opt.step()
+        z.append((released_sum(opt, clip) - clean) / (opt.noise_multiplier * clip))
+    z = torch.stack(z).numpy()  # (n_releases, d + K)
+    n, dim = z.shape
+    k = opt.num_slots
+    ss, mean = (z**2).sum(0), z.mean(0)
+    p_var = 2 * np.minimum(chi2.cdf(ss, n), chi2.sf(ss, n))
+    p_mean = 2 * norm.sf(np.abs(mean) * math.sqrt(n))
+    per_level = level / (2 * dim)
+    flagged = (p_var < per_level) | (p_mean < per_level)
+    blocks = {}
+    for name, part in (("gradients", z[:, : dim - k]), ("slots", z[:, dim - k :])):
+        m = part.size
+        var = float((part**2).sum()) / m  # mean known (zero): chi-square with m degrees of freedom
+        lo, hi = m / chi2.ppf(1 - level / 2, m), m / chi2.ppf(level / 2, m)  # interval of var / true var
+        z_mean = float(part.mean()) * math.sqrt(m)
+        blocks[name] = {
+            "coordinates": int(part.shape[1]),
+            "sd_over_sigma_clip": math.sqrt(var),
+            "var_interval": [var * lo, var * hi],
+            "mean_z": z_mean,
+            "flagged": int(flagged[: dim - k].sum() if name == "gradients" else flagged[dim - k :].sum()),
+            "passed": bool(var * lo <= 1.0 <= var * hi and abs(z_mean) <= norm.ppf(1 - level / 2)),
+        }
+    return {
+        "blocks": blocks,
+        "releases": n,
+        "coordinates": dim,
+        "flagged": int(flagged.sum()),
+        "min_p": float(min(p_var.min(), p_mean.min())),
+        "noise_multiplier": opt.noise_multiplier,
+        "passed": bool(not flagged.any() and all(b["passed"] for b in blocks.values())),
     }
 
 

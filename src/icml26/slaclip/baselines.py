@@ -8,9 +8,17 @@
   normalised, ``g_i R / (||g_i|| + gamma)`` with ``gamma = 0.01``, and the noise std is ``sigma R``;
   Opacus has no built-in, so :class:`AutoSClipDPOptimizer` overrides ``clip_and_accumulate`` only.
 * ``"slaclip"`` / ``"slaclip-q"``: :func:`~icml26.slaclip.make_private_slaclip`.
+
+Control arms (SlaClip minus its controller, everything else the same: the same optimizer, release and slots):
+
+* ``"clamp-only"``: :class:`ClampOnlyController`, ``C_{t+1} = clip(C_t, c_min, c_max)``, blind to the indicator;
+* ``"decay"``: :class:`DecayToFloorController`, ``C_{t+1} = clip(C_t e^{-eta}, c_min, c_max)``, a schedule that
+  decays to the floor whatever the indicator says.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from opacus import PrivacyEngine
@@ -20,11 +28,34 @@ from torch.optim import Optimizer
 from torch.utils.data import DataLoader
 
 from ._slack import _positive_real
+from .controllers import _check_bounds
 from .optimizer import make_private_slaclip
 
-__all__ = ["AutoSClipDPOptimizer", "make_private_method", "METHODS"]
+__all__ = ["AutoSClipDPOptimizer", "ClampOnlyController", "DecayToFloorController", "make_private_method", "METHODS"]
 
-METHODS = ("vanilla", "adaclip", "autos", "slaclip", "slaclip-q")
+METHODS = ("vanilla", "adaclip", "autos", "slaclip", "slaclip-q", "clamp-only", "decay")
+
+
+class ClampOnlyController:
+    """Control arm: ``C_{t+1} = clip(C_t, c_min, c_max)``; the released indicator is ignored."""
+
+    def __init__(self, c_min: float = 0.1, c_max: float = 20.0) -> None:
+        self.c_min, self.c_max = _check_bounds(c_min, c_max)
+
+    def __call__(self, clip: float, s_hat) -> float:
+        return min(max(float(clip), self.c_min), self.c_max)
+
+
+class DecayToFloorController:
+    """Control arm: ``C_{t+1} = clip(C_t exp(-eta), c_min, c_max)``, a geometric decay to ``c_min`` at SlaClip's own
+    rate ``eta`` whatever the indicator says."""
+
+    def __init__(self, eta: float = 0.2, c_min: float = 0.1, c_max: float = 20.0) -> None:
+        self.eta = _positive_real(eta, "eta")
+        self.c_min, self.c_max = _check_bounds(c_min, c_max)
+
+    def __call__(self, clip: float, s_hat) -> float:
+        return min(max(float(clip) * math.exp(-self.eta), self.c_min), self.c_max)
 
 
 class AutoSClipDPOptimizer(DPOptimizer):
@@ -67,6 +98,20 @@ def make_private_method(
     **make_private_kwargs,
 ) -> tuple[nn.Module, DPOptimizer, DataLoader]:
     """One entry point for every DP method compared here, each with its own defaults and the same budget."""
+    if method in ("clamp-only", "decay"):
+        control = (
+            ClampOnlyController(c_min, c_max) if method == "clamp-only" else DecayToFloorController(eta, c_min, c_max)
+        )
+        return make_private_slaclip(
+            privacy_engine,
+            module,
+            optimizer,
+            data_loader,
+            noise_multiplier,
+            max_grad_norm,
+            controller=control,
+            **make_private_kwargs,
+        )
     if method in ("slaclip", "slaclip-q"):
         return make_private_slaclip(
             privacy_engine,
