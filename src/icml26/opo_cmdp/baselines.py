@@ -133,6 +133,8 @@ class LinearFloor:
     sublinearity claim: the method with its vanishing exploration replaced by a constant floor)."""
 
     def __init__(self, agent, floor: float = 0.05) -> None:
+        if isinstance(floor, (bool, np.bool_)) or not isinstance(floor, (int, float, np.integer, np.floating)):
+            raise ValueError(f"floor must be a number in (0, 1], got {floor!r}")
         if not 0.0 < floor <= 1.0:
             raise ValueError(f"floor must lie in (0, 1], got {floor!r}")
         self.agent, self.floor = agent, float(floor)
@@ -164,7 +166,11 @@ class ExploreFirstFloor(UniformPolicy):
         super().__init__(env.n_layers, env.n_states, env.n_actions)
         if isinstance(n_explore, (bool, np.bool_)) or not isinstance(n_explore, (int, np.integer)) or n_explore < 0:
             raise ValueError(f"n_explore must be an integer >= 0, got {n_explore!r}")
-        if isinstance(floor, (bool, np.bool_)) or not isinstance(floor, (int, float)) or not 0.0 <= floor <= 1.0:
+        if (
+            isinstance(floor, (bool, np.bool_))
+            or not isinstance(floor, (int, float, np.integer, np.floating))
+            or not 0.0 <= floor <= 1.0
+        ):
             raise ValueError(f"floor must lie in [0, 1], got {floor!r}")
         self.env, self.n_explore, self.floor, self.t = env, int(n_explore), float(floor), 0
 

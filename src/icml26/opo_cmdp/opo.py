@@ -491,6 +491,8 @@ def run(env, agent, T: int, seed: int) -> RegretLog:
     layer) raises ``ValueError`` (the exact regret and the learners' updates are for whole episodes).
     """
     T = _dims("T", T)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     for need in ("reset", "step"):
         if not hasattr(env, need):
             raise TypeError(f"env must provide {need} (see run's docstring), {type(env).__name__} does not")
