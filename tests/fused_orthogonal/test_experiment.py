@@ -225,3 +225,22 @@ def test_i_squared_extremes():
     se = np.full(10, 0.1)
     assert i_squared(np.zeros(10), se) == 0.0  # identical estimates: no heterogeneity
     assert i_squared(np.repeat([0.0, 5.0], 5), se) > 0.99  # two far-apart groups: all heterogeneity
+
+
+def test_referee_break_in_the_code_moves_fusion_step(result, monkeypatch):
+    """The break made in the code, not in the numbers: ADMM replaced by 'every task its own cluster' inside the
+    estimator module. Re-measured, the fusion cell's method equals "pilots + merge" in every seed, and fusion_step
+    cannot hold."""
+    from icml26.fused_orthogonal import estimator, experiment
+    from icml26.fused_orthogonal.fusion import FusedSolution
+
+    def no_admm(A, b, lam, **kw):
+        return FusedSolution(np.array(b, dtype=float), np.arange(len(b)), 0, True, float("nan"))
+
+    monkeypatch.setattr(estimator, "fused_pairwise_admm", no_admm)
+    recs = copy.deepcopy(result["records"])
+    for seed, r in zip(SEEDS, recs):
+        r["fusion"] = experiment._fusion_cell(QUICK, 1000 * seed + 800, seed)
+        assert r["fusion"]["ada"] == r["fusion"]["merge"]
+    by_id = _judge(recs)
+    assert by_id["fusion_step"].verdict != "holds" and _verdict(by_id["fusion_step"]) != "holds"
