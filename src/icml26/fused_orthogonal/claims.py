@@ -17,7 +17,7 @@ import numpy as np
 from icml26.core import Report, judge_every, judge_superiority, judge_threshold, mean_ci
 
 METHODS = ("ada", "merge", "ada_auto", "personalized", "oracle", "armul_k-1", "armul_k", "armul_k+1", "uniform")
-STRESS_METHODS = ("ada", "merge", "ada_unguarded", "personalized", "oracle", "armul_k")
+STRESS_METHODS = ("ada", "merge", "shuffled", "ada_unguarded", "personalized", "oracle", "armul_k")
 FUSION_METHODS = ("ada", "merge", "shuffled", "personalized", "oracle")
 MERGE = "pilots + merge, no fusion"
 MERGE_WHY = (

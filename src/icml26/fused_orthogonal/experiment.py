@@ -224,6 +224,8 @@ def _stress(cfg: Config, m: int, data_seed: int) -> dict:
         "ada": AdaptiveFusedOrthogonal(chain_guard="split", **fused),
         "ada_unguarded": AdaptiveFusedOrthogonal(chain_guard="none", **fused),
         "merge": AdaptiveFusedOrthogonal(chain_guard="split", fusion="none", **fused),
+        # reported: ADMM on permuted weights, to attribute the method's edge over the merge at large m
+        "shuffled": AdaptiveFusedOrthogonal(chain_guard="split", fusion="shuffled", random_state=data_seed, **fused),
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
         "armul_k": ARMULLike(cfg.n_clusters, random_state=0, **common),
