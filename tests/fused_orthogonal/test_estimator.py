@@ -233,7 +233,13 @@ def test_chain_guard_is_silent_on_well_separated_clusters(linear_study):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [(dict(chain_guard="maybe"), "chain_guard"), (dict(guard_alpha=0.0), "guard_alpha"), (dict(n_rep=0), "n_rep")],
+    [
+        (dict(chain_guard="maybe"), "chain_guard"),
+        (dict(guard_alpha=0.0), "guard_alpha"),
+        (dict(n_rep=0), "n_rep"),
+        (dict(fusion="off"), "fusion"),
+        (dict(fusion=None), "fusion"),
+    ],
 )
 def test_guard_and_n_rep_errors_name_the_argument(linear_study, kwargs, match):
     tasks, scores = linear_study[0], linear_study[3]
@@ -242,3 +248,31 @@ def test_guard_and_n_rep_errors_name_the_argument(linear_study, kwargs, match):
             AdaptiveFusedOrthogonal(**kwargs, **LIN).fit(tasks)
         else:
             AdaptiveFusedOrthogonal(**kwargs).fit_scores(scores)
+
+
+def test_no_fusion_arm_is_the_cochran_merge_of_the_pilots(linear_study):
+    """fusion='none' (the control arm "pilots + merge, no fusion"): the ADMM step is skipped, so the clusters are
+    exactly merge_homogeneous_clusters of the singletons; without the guard it is per-task DML."""
+    from icml26.fused_orthogonal import merge_homogeneous_clusters
+
+    _, _, labels, scores = linear_study
+    est = AdaptiveFusedOrthogonal(fusion="none").fit_scores(scores)
+    se = np.array([scores.pooled([j])[1] for j in range(scores.n_tasks)])
+    expected = merge_homogeneous_clusters(np.arange(scores.n_tasks), scores.b, se, alpha=0.01)
+    np.testing.assert_array_equal(est.labels_, expected)
+    assert est.n_iter_ == 0 and np.array_equal(est.fused_coef_, scores.b)
+    assert adjusted_rand_score(labels, est.labels_) == 1.0  # the well-separated study: the merge alone recovers it
+    bare = AdaptiveFusedOrthogonal(fusion="none", chain_guard="none").fit_scores(scores)
+    np.testing.assert_allclose(bare.coef_, PersonalizedDML().fit_scores(scores).coef_, rtol=0, atol=1e-12)
+
+
+def test_shuffled_fusion_permutes_the_adaptive_weights(linear_study):
+    scores = linear_study[3]
+    ada = AdaptiveFusedOrthogonal()
+    shuf = AdaptiveFusedOrthogonal(fusion="shuffled", random_state=3)
+    _, _, lam = ada.fusion_problem(scores)
+    _, _, lam_s = shuf.fusion_problem(scores)
+    perm = np.random.default_rng(3).permutation(scores.n_tasks)
+    np.testing.assert_array_equal(lam_s, lam[np.ix_(perm, perm)])
+    assert not np.array_equal(lam_s, lam)
+    np.testing.assert_array_equal(shuf.fit_scores(scores).weights_, lam_s)

@@ -1,43 +1,77 @@
-"""Smoke test of the quick preset (statement ids, kinds, requires), and a mutant with too-narrow intervals."""
+"""Smoke test of the quick preset (statement ids, kinds, requires, controls), the referee's break (issue 46: the
+method's ADMM step removed) re-judged on the quick records, a mutant for the check, and the coverage judge's power."""
 
+import copy
 import json
 
 import numpy as np
+import pytest
 
-from icml26.core import VERDICTS, run_experiment
+from icml26.core import VERDICTS, judge_records, run_experiment
+from icml26.fused_orthogonal.experiment import DEV, EXPERIMENT, QUICK, REPORTED
 
+NO_FUSION = ("recovery_separated", "pooling_gain", "pooling_gain_every_cell", "pooling_ratio", "oracle_match")
+NO_FUSION += ("misspecified_k",)
+CONTROLS = {
+    **{c: [f"{c}-no_fusion"] for c in NO_FUSION},
+    "recovery_many_tasks": ["recovery_many_tasks-unguarded"],
+    "many_tasks_no_worse": ["many_tasks_no_worse-unguarded"],
+    "fusion_step": ["fusion_step-shuffled"],
+}
+NO_CONTROL = ("inference", "inference_stress_m15", "inference_stress_m45")
 KINDS = {
     "tasks_heterogeneous": "precondition",
     "pooling_has_room": "precondition",
-    "recovery_separated": "claim",
-    "pooling_gain": "claim",
-    "pooling_gain_every_cell": "claim",
-    "pooling_ratio": "claim",
-    "oracle_match": "claim",
-    "misspecified_k": "claim",
     "chaining_unguarded": "precondition",
-    "recovery_many_tasks": "claim",
-    "many_tasks_no_worse": "claim",
-    "inference": "claim",
+    "fusion_has_room": "precondition",
     "inference_matches_oracle": "check",
+    **{c: "claim" for c in (*CONTROLS, *NO_CONTROL)},
+    **{k: "control" for ks in CONTROLS.values() for k in ks},
 }
+SEEDS = list(EXPERIMENT.seeds["quick"])
 
 
 def _claims(run_dir):
     return {c["id"]: c for c in json.loads((run_dir / "result.json").read_text())["claims"]}
 
 
-def test_quick_preset_writes_claims(quick_run):
+@pytest.fixture(scope="module")
+def result(quick_run):
+    return json.loads((quick_run("fused_orthogonal") / "result.json").read_text())
+
+
+def _judge(records):
+    return judge_records("fused_orthogonal", QUICK, records, seeds=SEEDS).by_id()
+
+
+def _verdict(c):
+    return c.measured_verdict or c.verdict  # the rule's own verdict, before 'setting invalid' / a passing control
+
+
+def test_seeds_are_fresh_and_the_ledger_is_filled():
+    assert not set(REPORTED) & set(DEV) and set(EXPERIMENT.dev_seeds) == set(DEV)
+    assert set(EXPERIMENT.seeds["full"]) == set(REPORTED) and set(EXPERIMENT.seeds["quick"]) <= set(REPORTED)
+    assert all(not set(t["seeds"]) & set(REPORTED) for t in EXPERIMENT.tuning)
+    assert {0, 11, 100, 103} <= {s for t in EXPERIMENT.tuning for s in t["seeds"]}
+
+
+def test_quick_preset_writes_claims(quick_run, result):
     run_dir = quick_run("fused_orthogonal")
-    result = json.loads((run_dir / "result.json").read_text())
     assert {c["id"]: c["kind"] for c in result["claims"]} == KINDS
     assert all(c["verdict"] in VERDICTS for c in result["claims"])
     by_id = _claims(run_dir)
+    for c in result["claims"]:  # every claim has a control or says why not (issue 46 acceptance)
+        if c["kind"] == "claim":
+            assert c["controls"] == CONTROLS.get(c["id"], [])
+            assert bool(c["no_control"]) == (c["id"] in NO_CONTROL)
+            assert all(by_id[k]["kind"] == "control" for k in c["controls"])
     assert by_id["inference_matches_oracle"]["verdict"] == "holds"
     assert by_id["pooling_gain"]["requires"] == ["tasks_heterogeneous", "pooling_has_room"]
+    assert by_id["fusion_step"]["requires"] == ["fusion_has_room"]
     assert by_id["inference"]["requires"] == []
     assert by_id["recovery_many_tasks"]["requires"] == ["chaining_unguarded"]
     assert by_id["oracle_match"]["test"]["name"] == "paired bootstrap (one-sided)"
+    assert result["seeds"] == SEEDS and "tuning" in result
     tuning = result["budgets"] if "budgets" in result else result["metrics"].get("tuning", {})
     if tuning:  # equal grids for the method and UniformFusion
         assert tuning["ada"]["configs"] == tuning["uniform"]["configs"] > 1
@@ -51,6 +85,82 @@ def test_quick_preset_writes_claims(quick_run):
         assert study["oracle"]["ari"] == 1.0 and study["personalized"]["ari"] == 0.0
         assert 0.0 <= study["ada"]["coverage"] <= 1.0
         assert 0.0 <= study["personalized"]["i2"] <= 1.0
+    assert {r["method"] for r in result["tables"]["fusion_cell"]} == {
+        "ada",
+        "merge",
+        "shuffled",
+        "personalized",
+        "oracle",
+    }
+
+
+def _set_fusion_cell(recs, ada=None, merge=None, shuffled=None, oracle=None):
+    for i, r in enumerate(recs):
+        for arm, v in (("ada", ada), ("merge", merge), ("shuffled", shuffled), ("oracle", oracle)):
+            if v is not None:
+                r["fusion"][arm]["rmse"] = v[i]
+
+
+def test_referee_break_moves_fusion_step(result):
+    """The issue's break: the method with its ADMM step removed is "pilots + merge, no fusion". Give the method the
+    merge arm's numbers and fusion_step cannot hold; give it a clear gain over the merge with the shuffled control
+    at the merge's level and it holds; let the shuffled control match the method and it is inconclusive."""
+    recs = copy.deepcopy(result["records"])
+    _set_fusion_cell(recs, oracle=[0.01, 0.011, 0.012])  # fusion_has_room holds
+    for r in recs:
+        r["fusion"]["ada"] = copy.deepcopy(r["fusion"]["merge"])
+    assert _judge(recs)["fusion_step"].verdict != "holds"
+    _set_fusion_cell(recs, ada=[0.03, 0.031, 0.029], merge=[0.05, 0.052, 0.049], shuffled=[0.05, 0.053, 0.05])
+    by_id = _judge(recs)
+    assert by_id["fusion_has_room"].verdict == "holds"
+    assert by_id["fusion_step"].verdict == "holds" and by_id["fusion_step-shuffled"].verdict == "holds"
+    _set_fusion_cell(recs, shuffled=[0.03, 0.031, 0.029])
+    c = _judge(recs)["fusion_step"]
+    assert c.verdict == "inconclusive" and "control passes: fusion_step-shuffled" in c.reason
+    _set_fusion_cell(recs, oracle=[0.06, 0.06, 0.06])  # the merge already at the oracle: setting invalid
+    assert _judge(recs)["fusion_step"].reason.startswith("setting invalid")
+
+
+def test_main_claims_move_with_the_no_fusion_control(result):
+    """Where "pilots + merge, no fusion" matches the method (the referee's finding), every claim crediting the fused
+    estimator is at best inconclusive; where the merge arm is as bad as per-task DML its controls reject."""
+    recs = copy.deepcopy(result["records"])
+    for r in recs:
+        for cell in r["cells"].values():
+            cell["merge"] = copy.deepcopy(cell["ada"])
+    by_id = _judge(recs)
+    for cid in NO_FUSION:
+        assert by_id[cid].verdict != "holds", cid
+        assert by_id[f"{cid}-no_fusion"].verdict != "holds", cid
+    for r in recs:
+        for cell in r["cells"].values():
+            cell["merge"] = {**copy.deepcopy(cell["personalized"]), "ari": 0.0}
+            cell["merge"]["rmse"] *= 1.2  # worse than per-task DML
+    by_id = _judge(recs)
+    for cid in ("recovery_separated", "pooling_gain_every_cell", "oracle_match"):
+        assert by_id[f"{cid}-no_fusion"].verdict == "holds", cid
+        assert "control" not in by_id[cid].reason, cid
+
+
+def test_stress_coverage_is_judged_and_can_fail(result):
+    recs = copy.deepcopy(result["records"])
+    for r in recs:
+        st = r["stress"]["45"]["ada"]
+        st["cluster_cover"] = [0] * len(st["cluster_cover"])
+    by_id = _judge(recs)
+    assert by_id["inference_stress_m45"].verdict == "does not hold"
+    assert by_id["inference_stress_m45"].no_control
+
+
+def test_guard_claims_move_when_the_guard_is_removed(result):
+    """Give the guarded method the unguarded rule's numbers: recovery_many_tasks cannot hold by its rule (the quick
+    preset's small stress cells leave many_tasks_no_worse's rule to the full preset)."""
+    recs = copy.deepcopy(result["records"])
+    for r in recs:
+        for st in r["stress"].values():
+            st["ada"] = copy.deepcopy(st["ada_unguarded"])
+    by_id = _judge(recs)
+    assert _verdict(by_id["recovery_many_tasks"]) != "holds"
 
 
 def test_mutant_narrow_intervals_fail_inference(tmp_path, monkeypatch):
@@ -99,7 +209,7 @@ def _cluster_intervals(se_scale, n_studies=70):
 def test_coverage_claim_fails_with_standard_errors_scaled_by_075_and_150():
     """The two-sided coverage judge over >= 200 intervals: correct SEs hold; 0.75 x SE (under-coverage) and
     1.5 x SE (over-coverage) do not."""
-    from icml26.fused_orthogonal.experiment import judge_coverage
+    from icml26.fused_orthogonal.claims import judge_coverage
 
     verdicts = {}
     for scale in (1.0, 0.75, 1.5):
@@ -115,3 +225,22 @@ def test_i_squared_extremes():
     se = np.full(10, 0.1)
     assert i_squared(np.zeros(10), se) == 0.0  # identical estimates: no heterogeneity
     assert i_squared(np.repeat([0.0, 5.0], 5), se) > 0.99  # two far-apart groups: all heterogeneity
+
+
+def test_referee_break_in_the_code_moves_fusion_step(result, monkeypatch):
+    """The break made in the code, not in the numbers: ADMM replaced by 'every task its own cluster' inside the
+    estimator module. Re-measured, the fusion cell's method equals "pilots + merge" in every seed, and fusion_step
+    cannot hold."""
+    from icml26.fused_orthogonal import estimator, experiment
+    from icml26.fused_orthogonal.fusion import FusedSolution
+
+    def no_admm(A, b, lam, **kw):
+        return FusedSolution(np.array(b, dtype=float), np.arange(len(b)), 0, True, float("nan"))
+
+    monkeypatch.setattr(estimator, "fused_pairwise_admm", no_admm)
+    recs = copy.deepcopy(result["records"])
+    for seed, r in zip(SEEDS, recs):
+        r["fusion"] = experiment._fusion_cell(QUICK, 1000 * seed + 800, seed)
+        assert r["fusion"]["ada"] == r["fusion"]["merge"]
+    by_id = _judge(recs)
+    assert by_id["fusion_step"].verdict != "holds" and _verdict(by_id["fusion_step"]) != "holds"

@@ -26,6 +26,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from .data import TaskData
 from .fusion import (
     ChainingWarning,
+    FusedSolution,
     adaptive_fusion_weights,
     fused_pairwise_admm,
     merge_homogeneous_clusters,
@@ -197,6 +198,11 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
     chain_guard : ``"split"``, ``"warn"`` or ``"none"``; guard_alpha : level in (0, 1] of its homogeneity test
         (``1``: split every cluster wider than twice the radius).
     loss_scale : ``"mean"`` or ``"sum"`` (how each task's loss is scaled in step 3).
+    fusion : ``"admm"`` (step 3, the method) or ``"none"`` (the control arm "pilots + merge, no fusion": step 3
+        skipped, every task starts as its own cluster, so with ``chain_guard="split"`` the clusters are the
+        pilots merged by Cochran's test alone, :func:`merge_homogeneous_clusters`) or ``"shuffled"`` (a control
+        arm: ADMM with the adaptive weights permuted over the tasks, seeded by ``random_state``, so the fusion
+        carries no information about which pilots are close; guard and refit as the method).
     rho, tol, max_iter : ADMM settings.  random_state : seeds the fold splits.
     """
 
@@ -217,6 +223,7 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         chain_guard: str = "split",
         guard_alpha: float = 0.01,
         loss_scale: str = "mean",
+        fusion: str = "admm",
         rho: float = 1.0,
         tol: float = 1e-8,
         max_iter: int = 20_000,
@@ -237,6 +244,7 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         self.chain_guard = chain_guard
         self.guard_alpha = guard_alpha
         self.loss_scale = loss_scale
+        self.fusion = fusion
         self.rho = rho
         self.tol = tol
         self.max_iter = max_iter
@@ -259,6 +267,7 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         if isinstance(ga, bool) or not isinstance(ga, (int, float)) or not 0.0 < ga <= 1.0:
             raise ValueError(f"guard_alpha must lie in (0, 1], got {ga!r}")
         _check_choice("loss_scale", self.loss_scale, ("mean", "sum"))
+        _check_choice("fusion", self.fusion, ("admm", "none", "shuffled"))
 
     def _pilots(self, scores: CrossFitScores) -> np.ndarray:
         if isinstance(self.pilot, str):
@@ -287,12 +296,19 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         else:
             c_w = float(self.c_w)
         lam = adaptive_fusion_weights(pilots, c_w=c_w, gamma=self.gamma, tau=self.tau, eps_n=self.eps_n)
+        if self.fusion == "shuffled":  # control arm: the same weights, given to randomly relabelled task pairs
+            perm = np.random.default_rng(self.random_state).permutation(len(pilots))
+            lam = lam[np.ix_(perm, perm)]
         A = scores.a * (scores.n if self.loss_scale == "sum" else 1.0)
         return A, scores.b, lam
 
     def _fit_scores(self, scores: CrossFitScores) -> None:
         A, b, lam = self.fusion_problem(scores)
-        sol = fused_pairwise_admm(A, b, lam, rho=self.rho, tol=self.tol, max_iter=self.max_iter)
+        if self.fusion == "none":  # the control arm: no fusion step, every task its own cluster before the guard
+            theta = np.array(self._pilots(scores), dtype=float)
+            sol = FusedSolution(theta, np.arange(len(b)), n_iter=0, converged=True, objective=float("nan"))
+        else:
+            sol = fused_pairwise_admm(A, b, lam, rho=self.rho, tol=self.tol, max_iter=self.max_iter)
         if not sol.converged:
             warnings.warn(
                 f"ADMM did not converge in max_iter={self.max_iter} iterations; increase max_iter or tol",
