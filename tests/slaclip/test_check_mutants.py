@@ -65,6 +65,30 @@ def _noise_scaled(grad_scale: float, slot_scale: float):
     return add_noise
 
 
+def _slots_copy_gradient_noise(self):
+    """Slot noise = a copy of the first K gradient-noise draws: every coordinate is still N(0, sigma^2 C^2)
+    marginally, but slots minus those gradient coordinates is noise-free (epsilon infinite; referee, issue 46)."""
+    DPOptimizer.add_noise(self)
+    p = self.params[0]
+    k = self.num_slots
+    noise = (p.grad.reshape(-1)[:k] - p.summed_grad.reshape(-1)[:k]).to(self._slack_sum.dtype)
+    released, self._slack_sum, self._accumulation_clip = self._slack_sum + noise, None, None
+    batch = self.expected_batch_size * self.accumulated_iterations
+    self.slack_indicator = released / (float(self.max_grad_norm) / math.sqrt(self.num_slots) * batch)
+    self._released = True
+
+
+def _noise_reused(self):
+    """Every second release draws the same noise as the one before (the generator rewound)."""
+    state = getattr(self, "_mutant_state", None)
+    if state is None:
+        self._mutant_state = self.generator.get_state()
+    else:
+        self.generator.set_state(state)
+        self._mutant_state = None
+    ADD_NOISE(self)
+
+
 def _keeps_raw_slack(self):  # a copy of the un-noised slack sum stays on the optimizer after the release
     self.raw_slack = self._slack_sum.clone()
     ADD_NOISE(self)
@@ -93,6 +117,8 @@ MUTANTS = {  # check -> [(target, replacement, what)]
         (ADD, _noise_scaled(0.5, 1.0), "noise halved on the gradient coordinates"),
         (ADD, _noise_scaled(0.0, 1.0), "noise removed on the gradient coordinates"),
         (ADD, _noise_scaled(1.0, 0.0), "noise removed on the slots"),
+        (ADD, _slots_copy_gradient_noise, "slot noise copied from the first K gradient-noise draws"),
+        (ADD, _noise_reused, "noise re-used on every second release"),
     ],
     "privacy-sensitivity": [("icml26.slaclip.optimizer._encode", _scaled_slots, "slots scaled by 1.3")],
     "privacy-slot_noise": [(ADD, _noise_scaled(1.0, 0.0), "noise removed on the slots")],
@@ -105,6 +131,7 @@ MUTANTS = {  # check -> [(target, replacement, what)]
             _books_other_sigma,
             "accountant books 2 sigma",
         ),
+        (ADD, _slots_copy_gradient_noise, "slot noise copied from the first K gradient-noise draws"),
     ],
 }
 CASES = [(check, *m) for check, ms in MUTANTS.items() for m in ms]

@@ -86,7 +86,34 @@ class KeepsRawSlack(SlaClipDPOptimizer):
         super().add_noise()
 
 
-def _factory(cls=SlaClipDPOptimizer):
+class SlotsCopyGradNoise(SlaClipDPOptimizer):
+    """Broken: the slot noise is a copy of the first K gradient-noise draws (each coordinate still N(0, sigma^2 C^2)
+    marginally, but slots minus those gradient coordinates is noise-free)."""
+
+    def add_noise(self):
+        DPOptimizer.add_noise(self)
+        p = self.params[0]
+        noise = p.grad.reshape(-1)[: self.num_slots] - p.summed_grad.reshape(-1)[: self.num_slots]
+        clip, raw = float(self.max_grad_norm), self._slack_sum + noise.to(self._slack_sum.dtype)
+        self._slack_sum = self._accumulation_clip = None
+        self.slack_indicator = raw / (clip / math.sqrt(self.num_slots) * self.expected_batch_size)
+        self._released = True
+
+
+class ReusedNoise(SlaClipDPOptimizer):
+    """Broken: every second release re-draws the noise of the release before (the generator rewound)."""
+
+    def add_noise(self):
+        state = getattr(self, "_saved", None)
+        if state is None:
+            self._saved = self.generator.get_state()
+        else:
+            self.generator.set_state(state)
+            self._saved = None
+        super().add_noise()
+
+
+def _factory(cls=SlaClipDPOptimizer, seed=7):
     def make(params):
         return cls(
             torch.optim.SGD(params, lr=0.1),
@@ -94,7 +121,7 @@ def _factory(cls=SlaClipDPOptimizer):
             max_grad_norm=CLIP,
             expected_batch_size=B,
             num_slots=K,
-            generator=torch.Generator().manual_seed(7),
+            generator=torch.Generator().manual_seed(seed),
         )
 
     return make
@@ -152,6 +179,25 @@ def test_each_broken_variant_fails_its_audit(broken, audit):
     if broken is HalfGradNoise:  # the slot audit is blind to it; the release audit sees every gradient coordinate
         assert AUDITS["slot_noise"](broken)["passed"]
         assert abs(out["blocks"]["gradients"]["sd_over_sigma_clip"] - 0.5) < 0.05 and out["blocks"]["slots"]["passed"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_release_audit_independence_has_no_false_alarm(seed):
+    out = audit_release_noise(_factory(seed=seed), _model, *_batch(), n_releases=100)
+    ind = out["independence"]
+    assert out["passed"] and ind["passed"], out
+    assert ind["max_abs_corr_slot_gradient"] < ind["corr_bound"] and abs(ind["pooled_lag1_z"]) < ind["lag1_bound"]
+
+
+@pytest.mark.parametrize("broken", [SlotsCopyGradNoise, ReusedNoise])
+def test_release_audit_catches_reused_noise_the_marginals_miss(broken):
+    out = audit_release_noise(_factory(broken), _model, *_batch(), n_releases=100)
+    assert not out["passed"] and not out["independence"]["passed"], out
+    if broken is SlotsCopyGradNoise:  # every marginal test passes: only the cross-correlation sees it
+        assert out["flagged"] == 0 and all(b["passed"] for b in out["blocks"].values())
+        assert out["independence"]["max_abs_corr_slot_gradient"] > 0.99
+    else:
+        assert out["independence"]["pooled_lag1_z"] > 10
 
 
 def test_audits_reject_bad_inputs():

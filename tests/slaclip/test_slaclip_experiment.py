@@ -16,8 +16,10 @@ A4_ARMS = ("A4-paper-x1", "A4-paper-x10", "A4-fraction-x1", "A4-fraction-x10")
 A3 = [f"A3-{t}" for t in ("digits", "digits_mlp", "synthetic", "synthetic-c0_1")]
 A3 += [f"A3-superiority-{t}" for t in ("digits", "digits_mlp", "synthetic", "synthetic-c0_1")]
 CONTROLS = {
-    "A2": ["A2-clamp_only", "A2-decay"],
+    "A2": ["A2-clamp_only", "A2-decay", "A2-centre"],
     "A2-mlp": ["A2-mlp-clamp_only", "A2-mlp-decay"],
+    "A2-x10": ["A2-x10-centre"],
+    "A2-scales": ["A2-scales-centre"],
     **{a: [f"{a}-clamp_only"] for a in A3},
     "A3-autos-digits": ["A3-autos-digits-clamp_only"],
     "A3-autos-digits_mlp": ["A3-autos-digits_mlp-clamp_only"],
@@ -31,6 +33,7 @@ CHECKS = ("A1", "privacy-release_noise", "privacy-sensitivity", "privacy-slot_no
 KINDS = {
     "vanilla_c0_sensitive-digits": "precondition",
     "vanilla_c0_sensitive-digits_mlp": "precondition",
+    "vanilla_c0_sensitive-digits_x10": "precondition",
     "vanilla_c0_sensitive-synthetic": "precondition",
     "many_gradients_vanish": "precondition",
     **{c: "check" for c in CHECKS},
@@ -40,6 +43,8 @@ KINDS = {
 REQUIRES = {
     "A2": ["vanilla_c0_sensitive-digits"],
     "A2-mlp": ["vanilla_c0_sensitive-digits_mlp"],
+    "A2-x10": ["vanilla_c0_sensitive-digits_x10"],
+    "A2-scales": ["vanilla_c0_sensitive-digits", "vanilla_c0_sensitive-digits_x10"],
     "A3-digits": ["vanilla_c0_sensitive-digits"],
     "A3-superiority-digits": ["vanilla_c0_sensitive-digits"],
     "A3-digits_mlp": ["vanilla_c0_sensitive-digits_mlp"],
@@ -213,3 +218,64 @@ def test_bad_config_and_seed_sets_raise(records):
         measure(replace(QUICK, digits_methods=("vanilla", "nope")), SEEDS[0])
     with pytest.raises(ValueError, match="c_min"):
         measure(replace(QUICK, c_min=30.0), SEEDS[0])
+
+
+def _set(recs, task, arm, value_of):
+    """Give ``arm`` on ``task`` the accuracy ``value_of(run, c0)`` in every C0 cell of the grid seeds."""
+    for i, r in enumerate(recs[:3]):
+        for c0 in QUICK.c0_grid:
+            r["runs"][task][f"{arm}@{c0:g}"]["acc"] = value_of(r, c0) + 0.1 * i  # the seeds differ
+
+
+def test_a2_scales_rejects_a_data_blind_arm_and_can_fail(records):
+    """The referee's break of A2: a data-blind threshold at the clamp's centre.  A2-scales is judged against tuned
+    vanilla at both gradient scales, so (i) SlaClip given the centre arm's accuracies at scale 10 falls far below
+    tuned vanilla there and A2-scales does not hold; (ii) a centre arm as good as SlaClip at both scales passes the
+    control and makes A2-scales inconclusive; (iii) SlaClip equal to tuned vanilla at both scales holds."""
+    best = dict(QUICK.a2_best_fixed)
+    recs = copy.deepcopy(records)
+    for task in ("digits", "digits_x10"):  # (iii) SlaClip = tuned vanilla; the centre arm at 0
+        _set(recs, task, "slaclip", lambda r, c0, t=task: r["runs"][t][f"vanilla@{best[t]:g}"]["acc"])
+        _set(recs, task, "centre", lambda r, c0: 0.0)
+    by_id = _judge(recs)
+    assert _verdict(by_id["A2-scales"]) == "holds" and by_id["A2-scales-centre"].verdict == "holds"  # rejects
+    # (ii) the control passes: the claim cannot hold
+    for task in ("digits", "digits_x10"):
+        _set(recs, task, "centre", lambda r, c0, t=task: r["runs"][t][f"slaclip@{c0:g}"]["acc"])
+    by_id = _judge(recs)
+    assert by_id["A2-scales-centre"].verdict == "does not hold"  # the control passes (quick: the setting may fail too)
+    assert by_id["A2-scales"].verdict == "inconclusive" and _verdict(by_id["A2-scales"]) == "holds"
+    # (i) SlaClip data-blind at scale 10: 30 points below tuned vanilla there
+    _set(
+        recs,
+        "digits_x10",
+        "slaclip",
+        lambda r, c0: r["runs"]["digits_x10"][f"vanilla@{best['digits_x10']:g}"]["acc"] - 30,
+    )
+    assert _verdict(_judge(recs)["A2-scales"]) == "does not hold"
+
+
+def test_a_rejection_by_the_mean_is_flagged_as_a_knife_edge(records):
+    """A non-inferiority 'does not hold' is decided by the mean advantage against -margin (not by the CI lower end):
+    a control that misses the margin by 0.02 points must carry knife_edge = true (referee, issue 46)."""
+    recs = copy.deepcopy(records)
+    offsets = (-1.02, -0.9, -1.14)  # mean -1.02 against the margin -1
+    for r, off in zip(recs[:3], offsets):
+        for c0 in QUICK.c0_grid:
+            r["runs"]["digits"][f"clamp-only@{c0:g}"]["acc"] = r["runs"]["digits"][f"adaclip@{c0:g}"]["acc"] + off
+    ctl = _judge(recs)["A3-digits-clamp_only"]
+    assert ctl.verdict == "holds" and ctl.baselines[0]["verdict"] == "does not hold"  # the control rejects
+    dec = ctl.test["decisive"]
+    assert abs(dec["value"] + 1.02) < 1e-6 and dec["bound"] == -1.0 and "mean" in dec["statistic"]
+    assert ctl.test["knife_edge"] is True
+
+
+def test_a3_autos_runs_slaclip_at_its_dev_learning_rate(records):
+    """Equal tuning budget: SlaClip's A3-autos arm (and its clamp-only control) run at SlaClip's dev-chosen lr."""
+    lr = dict(QUICK.slaclip_lr)["digits_mlp"]
+    c0 = dict(QUICK.slaclip_c0)["digits_mlp"]
+    assert lr != QUICK.digits_lr and f"slaclip@{c0:g}@lr{lr:g}" in records[0]["runs"]["digits_mlp"]
+    recs = copy.deepcopy(records)
+    for r in recs[:3]:
+        r["runs"]["digits_mlp"][f"slaclip@{c0:g}@lr{lr:g}"]["acc"] = 0.0
+    assert _verdict(_judge(recs)["A3-autos-digits_mlp"]) == "does not hold"

@@ -13,7 +13,9 @@ Control arms (SlaClip minus its controller, everything else the same: the same o
 
 * ``"clamp-only"``: :class:`ClampOnlyController`, ``C_{t+1} = clip(C_t, c_min, c_max)``, blind to the indicator;
 * ``"decay"``: :class:`DecayToFloorController`, ``C_{t+1} = clip(C_t e^{-eta}, c_min, c_max)``, a schedule that
-  decays to the floor whatever the indicator says.
+  decays to the floor whatever the indicator says;
+* ``"centre"``: :class:`CentreController`, ``C_{t+1} = sqrt(c_min c_max)`` (the clamp's geometric centre, 1.41 for
+  [0.1, 20]): a data-blind rule that jumps to mid-clamp after the first step (referee, issue 46).
 """
 
 from __future__ import annotations
@@ -31,9 +33,16 @@ from ._slack import _positive_real
 from .controllers import _check_bounds
 from .optimizer import make_private_slaclip
 
-__all__ = ["AutoSClipDPOptimizer", "ClampOnlyController", "DecayToFloorController", "make_private_method", "METHODS"]
+__all__ = [
+    "AutoSClipDPOptimizer",
+    "CentreController",
+    "ClampOnlyController",
+    "DecayToFloorController",
+    "make_private_method",
+    "METHODS",
+]
 
-METHODS = ("vanilla", "adaclip", "autos", "slaclip", "slaclip-q", "clamp-only", "decay")
+METHODS = ("vanilla", "adaclip", "autos", "slaclip", "slaclip-q", "clamp-only", "decay", "centre")
 
 
 class ClampOnlyController:
@@ -56,6 +65,17 @@ class DecayToFloorController:
 
     def __call__(self, clip: float, s_hat) -> float:
         return min(max(float(clip) * math.exp(-self.eta), self.c_min), self.c_max)
+
+
+class CentreController:
+    """Control arm: ``C_{t+1} = sqrt(c_min c_max)``, the clamp's geometric centre, whatever ``C_t`` and the indicator
+    say (data-blind; it differs from vanilla DP-SGD at that fixed threshold only in its first step, taken at C0)."""
+
+    def __init__(self, c_min: float = 0.1, c_max: float = 20.0) -> None:
+        self.c_min, self.c_max = _check_bounds(c_min, c_max)
+
+    def __call__(self, clip: float, s_hat) -> float:
+        return math.sqrt(self.c_min * self.c_max)
 
 
 class AutoSClipDPOptimizer(DPOptimizer):
@@ -98,10 +118,12 @@ def make_private_method(
     **make_private_kwargs,
 ) -> tuple[nn.Module, DPOptimizer, DataLoader]:
     """One entry point for every DP method compared here, each with its own defaults and the same budget."""
-    if method in ("clamp-only", "decay"):
-        control = (
-            ClampOnlyController(c_min, c_max) if method == "clamp-only" else DecayToFloorController(eta, c_min, c_max)
-        )
+    if method in ("clamp-only", "decay", "centre"):
+        control = {
+            "clamp-only": lambda: ClampOnlyController(c_min, c_max),
+            "decay": lambda: DecayToFloorController(eta, c_min, c_max),
+            "centre": lambda: CentreController(c_min, c_max),
+        }[method]()
         return make_private_slaclip(
             privacy_engine,
             module,
