@@ -14,35 +14,13 @@ assertion (timings depend on the machine and its load).
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
-import numpy as np
-
-from icml26.opo_cmdp import OPOCMDP, ContextualCombinationLock, make_lock_classes
-from icml26.opo_cmdp.experiment import FULL
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from opo_cmdp_contexts import fresh  # noqa: E402  (the same episode loop: Gaussian contexts, never seen before)
 
 TARGET_S = 60.0
-
-
-def fresh(n: int, seed: int = 0) -> tuple[float, float]:
-    """(wall, CPU) seconds for ``n`` episodes, each with a context the agent has not seen."""
-    env = ContextualCombinationLock(FULL.n_layers, FULL.n_states, FULL.n_actions, FULL.context_dim, 10, seed=seed)
-    F, P, _ = make_lock_classes(env, n_decoys=FULL.n_decoys, seed=seed)
-    H, S, A = env.n_layers, env.n_states, env.n_actions
-    agent = OPOCMDP(F, P, H, S, A, T=n, eta_scale=1000.0, gamma=0.3)
-    rng = np.random.default_rng(seed)
-    start, cpu = time.perf_counter(), time.process_time()
-    for _ in range(n):
-        c = rng.normal(size=env.context_dim)
-        pi = agent.policy(c)
-        s, traj = 0, []
-        for h in range(H):
-            a = int(rng.choice(A, p=pi[h, s]))
-            s2 = int(rng.integers(S)) if h + 1 < H else -1
-            traj.append((h, s, a, float(rng.random()), s2))
-            s = s2
-        agent.observe(c, traj)
-    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
