@@ -75,6 +75,10 @@ class Config:
     corr_delta: float = 2 / 3
     corr_n_base: int = 400
     coverage_level: float = 0.95
+    # a coverage verdict needs power (issue 46, v3b): with an exact 95% binomial interval wider than this the share
+    # of covering intervals cannot tell nominal coverage from 0.90 or from 1.0 (36/36 gives [0.903, 1]; at 0.95
+    # coverage the width reaches 0.08 at ~150 intervals), so the verdict is inconclusive
+    coverage_max_width: float = 0.08
     # preconditions
     min_i2: float = 0.5  # Cochran's I^2 of the per-task DML estimates: tasks are heterogeneous
     max_chaining_ari: float = 0.9  # precondition: the unguarded rule's ARI at the largest m is below this
@@ -84,7 +88,7 @@ class Config:
     fusion_m: int = 45
     fusion_delta: float = 0.25
     fusion_n_base: int = 230
-    path_seed: int = 200  # the seed that also draws the fusion-path figure (the first reported seed)
+    path_seed: int = 300  # the seed that also draws the fusion-path figure (the first reported seed)
 
 
 QUICK = Config(
@@ -92,10 +96,11 @@ QUICK = Config(
 )
 FULL = Config()
 
-# fresh in v3 (issue 46): never seen while designing.  DEV: every seed a design choice saw - the reported seeds of
-# v1 / v2 (full 0-11, quick 0-2) and the c_w="auto" pilot seeds 100-103 (docs, "Deviations")
-REPORTED = tuple(range(200, 212))
-DEV = (*range(12), *range(100, 104))
+# fresh in v3b (issue 46): never seen while designing.  DEV: every seed a design choice saw - the reported seeds of
+# v1 / v2 (full 0-11, quick 0-2), the c_w="auto" pilot seeds 100-103 (docs, "Deviations") and the v3 reported
+# seeds 200-211, on which the v3 referee's probes found what v3b changed (TUNING)
+REPORTED = tuple(range(300, 312))
+DEV = (*range(12), *range(100, 104), *range(200, 212))
 
 
 def _score(model: str):
@@ -126,6 +131,8 @@ def _estimators(cfg: Config, model: str, labels: np.ndarray, k: int, tuned: dict
         "uniform": UniformFusion(tuned["lam"], **common),
         # the control arm: the method with its fusion step removed (same radius, guard, refit)
         "merge": AdaptiveFusedOrthogonal(c_w=tuned["c_w"], fusion="none", **fused),
+        # reported: the paper's Stage-2 estimate (the fused coefficients, no guard, no pooled refit), same radius
+        "paper_stage2": AdaptiveFusedOrthogonal(c_w=tuned["c_w"], refit="none", chain_guard="none", **fused),
     }
 
 
@@ -226,6 +233,7 @@ def _stress(cfg: Config, m: int, data_seed: int) -> dict:
         "merge": AdaptiveFusedOrthogonal(chain_guard="split", fusion="none", **fused),
         # reported: ADMM on permuted weights, to attribute the method's edge over the merge at large m
         "shuffled": AdaptiveFusedOrthogonal(chain_guard="split", fusion="shuffled", random_state=data_seed, **fused),
+        "paper_stage2": AdaptiveFusedOrthogonal(refit="none", chain_guard="none", **fused),  # reported
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
         "armul_k": ARMULLike(cfg.n_clusters, random_state=0, **common),
@@ -249,7 +257,9 @@ def _stress(cfg: Config, m: int, data_seed: int) -> dict:
 
 def _fusion_cell(cfg: Config, data_seed: int, seed: int) -> dict:
     """Many close, noisy tasks: the method against "pilots + merge, no fusion" (its fusion step removed), the
-    shuffled-weights ADMM control, per-task DML and the oracle, all on the same cross-fitted scores."""
+    controls "shuffled-weights ADMM" and "one cluster + guard" (the ADMM's output replaced by one all-task cluster),
+    the unguarded ADMM (whose partition says whether the cell can isolate the fusion step), the paper's Stage-2
+    estimate, per-task DML and the oracle, all on the same cross-fitted scores."""
     m = cfg.fusion_m
     tasks, theta, labels = _simulate(
         cfg, "plr", cfg.fusion_delta, data_seed, n_tasks=m, n_base=cfg.fusion_n_base, n_step=100 // m, p_cycle=10
@@ -261,6 +271,9 @@ def _fusion_cell(cfg: Config, data_seed: int, seed: int) -> dict:
         "ada": AdaptiveFusedOrthogonal(**fused),
         "merge": AdaptiveFusedOrthogonal(fusion="none", **fused),
         "shuffled": AdaptiveFusedOrthogonal(fusion="shuffled", random_state=seed, **fused),
+        "one_cluster": AdaptiveFusedOrthogonal(fusion="one", **fused),
+        "ada_unguarded": AdaptiveFusedOrthogonal(chain_guard="none", **fused),
+        "paper_stage2": AdaptiveFusedOrthogonal(refit="none", chain_guard="none", **fused),
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
     }
@@ -400,6 +413,26 @@ TUNING = (
         "weights (fusion = 'shuffled') for fusion_step; coverage judged two-sided in every stress cell",
         seeds=[],
         outcome="see the reference run (seeds 200-211); nothing was adjusted after it",
+    ),
+    dict(
+        variant="v3 reference run (c9d462f) on seeds 200-211, then its referee's probes on those records: the "
+        "unguarded ADMM returns ONE cluster in the fusion cell in 12/12 seeds and 'one cluster + guard' equals the "
+        "method in 12/12; with the pooled refit the ADMM labels equal the connected components of "
+        "{lambda > eps_n}; the stress-cell coverage rule at ~36 intervals passes SE x 1.5 with probability 1",
+        seeds=list(range(200, 212)),
+        outcome="claims 5/14, controls 2/10, checks 1/1, preconditions 4/4; the fusion cell's coverage 22/37 "
+        "unjudged; the paper's Stage-2 estimate (refit='none') RMSE ~0.20 against per-task DML ~0.06 there, "
+        "unreported. These seeds became dev seeds",
+    ),
+    dict(
+        variant="v3b, chosen from the v3 referee's report before any fresh seed ran: coverage verdicts need an "
+        "exact 95% interval no wider than 0.10 (else inconclusive); the fusion cell's coverage judged "
+        "(inference_fusion); 'pooled intervals on a wrong partition' (ARMUL K-1) as the control of inference; "
+        "'one cluster + guard' (fusion = 'one') as a second control of fusion_step, with the precondition "
+        "fusion_admm_nontrivial (the unguarded ADMM partition is neither one cluster nor all singletons in at "
+        "least half the seeds); the paper's Stage-2 estimate reported in every cell; fresh seeds 300-311",
+        seeds=[],
+        outcome="see the reference run (seeds 300-311); nothing was adjusted after it",
     ),
 )
 
