@@ -67,10 +67,10 @@ def judge_coverage(
     """Two-sided coverage statement over independent intervals: *holds* if the nominal ``level`` lies inside the
     exact (Clopper-Pearson) ``confidence`` binomial interval of the coverage and that interval is no wider than
     ``max_width`` (power: 36/36 covering intervals give [0.903, 1.0], which cannot tell nominal coverage from
-    over-wide intervals), *inconclusive* if it lies inside a wider interval, *does not hold* if it lies outside (under- or
-    over-coverage).  Judged by :func:`judge_every` on ``(lower - level, level - upper) <= 0``.  ``claim.control(id,
-    statement, (name, covered))`` applies the same rule to a control arm's 0/1 indicators (an arm that passes it
-    fails the control; an arm that passes without power leaves it inconclusive)."""
+    over-wide intervals), *inconclusive* if it lies inside a wider interval, *does not hold* if it lies outside
+    (under- or over-coverage).  Judged by :func:`judge_every` on ``(lower - level, level - upper) <= 0``.
+    ``claim.control(id, statement, (name, covered))`` applies the same rule to a control arm's 0/1 indicators (an
+    arm that passes it fails the control; an arm that passes without power leaves it inconclusive)."""
     pair, lo, hi = coverage_interval(covered, level, confidence)
     c = judge_every(
         id,
