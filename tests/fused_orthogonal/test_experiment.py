@@ -17,7 +17,7 @@ CONTROLS = {
     "recovery_many_tasks": ["recovery_many_tasks-unguarded"],
     "many_tasks_no_worse": ["many_tasks_no_worse-unguarded"],
     "fusion_step": ["fusion_step-shuffled", "fusion_step-one_cluster"],
-    "inference": ["inference-wrong_partition"],
+    "inference": ["inference-no_fusion", "inference-wrong_partition"],
 }
 NO_CONTROL = ("inference_stress_m15", "inference_stress_m45", "inference_fusion")
 KINDS = {
@@ -26,6 +26,7 @@ KINDS = {
     "chaining_unguarded": "precondition",
     "fusion_has_room": "precondition",
     "fusion_admm_nontrivial": "precondition",
+    **{f"oracle_covers_{c}": "precondition" for c in ("main", "m15", "m45", "fusion")},
     "inference_matches_oracle": "check",
     **{c: "claim" for c in (*CONTROLS, *NO_CONTROL)},
     **{k: "control" for ks in CONTROLS.values() for k in ks},
@@ -70,7 +71,8 @@ def test_quick_preset_writes_claims(quick_run, result):
     assert by_id["inference_matches_oracle"]["verdict"] == "holds"
     assert by_id["pooling_gain"]["requires"] == ["tasks_heterogeneous", "pooling_has_room"]
     assert by_id["fusion_step"]["requires"] == ["fusion_has_room", "fusion_admm_nontrivial"]
-    assert by_id["inference"]["requires"] == []
+    assert by_id["inference"]["requires"] == ["oracle_covers_main"]
+    assert by_id["inference_fusion"]["requires"] == ["oracle_covers_fusion"]
     assert by_id["recovery_many_tasks"]["requires"] == ["chaining_unguarded"]
     assert by_id["oracle_match"]["test"]["name"] == "paired bootstrap (one-sided)"
     assert result["seeds"] == SEEDS and "tuning" in result
@@ -94,6 +96,7 @@ def test_quick_preset_writes_claims(quick_run, result):
         "one_cluster",
         "ada_unguarded",
         "paper_stage2",
+        "paper_stage2_r0.1",
         "personalized",
         "oracle",
     }
@@ -190,16 +193,28 @@ def test_coverage_verdict_needs_power():
     assert c.control("c-ctl", "wrong partition", ("arm", [1] * 36)).verdict == "inconclusive"
 
 
-def test_inference_control_rejects_a_wrong_partition(result):
-    """Give ARMUL-like K-1 the method's coverage indicators: the control passes the rule, so the claim cannot hold."""
+def test_inference_controls_and_the_oracle_precondition(result):
+    """inference's controls: ARMUL-like K-1 (pools across true clusters) fails the rule; given the method's coverage
+    indicators it passes it, and so does "pilots + merge" where it equals the method (the second referee's break):
+    either way the claim cannot hold.  The oracle failing the rule in a cell makes that cell's claim setting-invalid."""
     recs = copy.deepcopy(result["records"])
     by_id = _judge(recs)
     assert by_id["inference-wrong_partition"].verdict == "holds"  # K-1 pools across true clusters: under-covers
     for r in recs:
         for cell in r["cells"].values():
+            cell["merge"]["cluster_cover"] = [0] * len(cell["merge"]["cluster_cover"])
+    assert _judge(recs)["inference-no_fusion"].verdict == "holds"
+    for r in recs:
+        for cell in r["cells"].values():
             cell["armul_k-1"]["cluster_cover"] = list(cell["ada"]["cluster_cover"])
     by_id = _judge(recs)
     assert by_id["inference-wrong_partition"].verdict != "holds" and by_id["inference"].verdict != "holds"
+    recs = copy.deepcopy(result["records"])
+    for r in recs:
+        r["fusion"]["oracle"]["cluster_cover"] = [0] * len(r["fusion"]["oracle"]["cluster_cover"])
+    by_id = _judge(recs)
+    assert by_id["oracle_covers_fusion"].verdict == "does not hold"
+    assert by_id["inference_fusion"].reason == "setting invalid: oracle_covers_fusion"
 
 
 def test_guard_claims_move_when_the_guard_is_removed(result):
