@@ -76,13 +76,35 @@ def test_refit_none_and_sum_scale_and_auto_radius_also_recover(linear_study):
     _, _, labels, scores = linear_study
     n = 1500  # all n_j = 1500: c_w, tau scaled by n turn the "sum" problem into n x the "mean" one
     for kw in (
-        dict(refit="none"),
+        dict(refit="none", chain_guard="none"),
         dict(loss_scale="sum", c_w=0.1 * n, tau=10.0 * n),
         dict(c_w="auto"),
         dict(pilot=scores.b + 0.001),
     ):
         est = AdaptiveFusedOrthogonal(model="plr", **kw).fit_scores(scores)
         assert adjusted_rand_score(labels, est.labels_) == 1.0, kw
+
+
+def test_refit_none_with_the_splitting_guard_is_refused(linear_study):
+    """v3 referee: refit='none' with chain_guard='split' split the labels but kept one fused coefficient for the
+    split clusters; the combination now raises, naming both arguments."""
+    *_, scores = linear_study
+    with pytest.raises(ValueError, match="refit='none'.*chain_guard"):
+        AdaptiveFusedOrthogonal(model="plr", refit="none").fit_scores(scores)
+    est = AdaptiveFusedOrthogonal(model="plr", refit="none", chain_guard="warn").fit_scores(scores)
+    assert len(np.unique(est.coef_)) == est.n_clusters_
+
+
+def test_one_cluster_control_fuses_every_task_before_the_guard(linear_study):
+    """fusion='one' (the control "one cluster + guard"): without the guard one cluster whose estimate is the oracle's
+    pooled estimate with every task in one cluster; with the guard the well-separated clusters are split back."""
+    tasks, _, labels, scores = linear_study
+    one = AdaptiveFusedOrthogonal(model="plr", fusion="one", chain_guard="none").fit_scores(scores)
+    pooled = OracleClusterDML(np.zeros(len(tasks), dtype=int), model="plr").fit_scores(scores)
+    assert one.n_clusters_ == 1
+    np.testing.assert_allclose(one.coef_, pooled.coef_, atol=1e-10)
+    guarded = AdaptiveFusedOrthogonal(model="plr", fusion="one").fit_scores(scores)
+    assert adjusted_rand_score(labels, guarded.labels_) == 1.0
 
 
 def test_baselines_share_the_surface(linear_study):

@@ -179,7 +179,9 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
        ``"warn"`` keeps it and raises a :class:`ChainingWarning`, ``"none"`` is the paper's rule;
     4. ``refit="pooled"``: re-solve the pooled orthogonal score in each cluster,
        ``theta_k = -sum psi_b / sum psi_a``, sandwich SE ``sqrt(sum psi^2)/|sum psi_a|`` (the oracle's form);
-       ``refit="none"`` keeps the fused solution.
+       ``refit="none"`` keeps the fused solution (the paper's Stage-2 estimate; it needs ``chain_guard="none"``
+       or ``"warn"``: the guard changes labels, not the fused coefficients, so a split cluster would keep one
+       coefficient).
 
     ``c_w="auto"`` (ours, not the paper's) sets a per-pair ``c_w`` so that the fuse radius is
     ``kappa * sqrt(se_j^2 + se_j'^2)`` from the pilots' standard errors; the paper's fixed ``c_w=0.1, tau=10``
@@ -202,7 +204,9 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         skipped, every task starts as its own cluster, so with ``chain_guard="split"`` the clusters are the
         pilots merged by Cochran's test alone, :func:`merge_homogeneous_clusters`) or ``"shuffled"`` (a control
         arm: ADMM with the adaptive weights permuted over the tasks, seeded by ``random_state``, so the fusion
-        carries no information about which pilots are close; guard and refit as the method).
+        carries no information about which pilots are close; guard and refit as the method) or ``"one"`` (a
+        control arm: step 3 replaced by "every task in one cluster", so the clusters are whatever the guard makes
+        of a single all-task cluster).
     rho, tol, max_iter : ADMM settings.  random_state : seeds the fold splits.
     """
 
@@ -267,7 +271,13 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         if isinstance(ga, bool) or not isinstance(ga, (int, float)) or not 0.0 < ga <= 1.0:
             raise ValueError(f"guard_alpha must lie in (0, 1], got {ga!r}")
         _check_choice("loss_scale", self.loss_scale, ("mean", "sum"))
-        _check_choice("fusion", self.fusion, ("admm", "none", "shuffled"))
+        _check_choice("fusion", self.fusion, ("admm", "none", "shuffled", "one"))
+        if self.refit == "none" and self.chain_guard == "split":
+            raise ValueError(
+                "refit='none' keeps the fused coefficients, which chain_guard='split' cannot change (it would split "
+                "the labels of a cluster that keeps one coefficient): use chain_guard='none' (the paper's rule) or "
+                "'warn' with refit='none', or refit='pooled'"
+            )
 
     def _pilots(self, scores: CrossFitScores) -> np.ndarray:
         if isinstance(self.pilot, str):
@@ -307,6 +317,9 @@ class AdaptiveFusedOrthogonal(MultitaskDMLBase):
         if self.fusion == "none":  # the control arm: no fusion step, every task its own cluster before the guard
             theta = np.array(self._pilots(scores), dtype=float)
             sol = FusedSolution(theta, np.arange(len(b)), n_iter=0, converged=True, objective=float("nan"))
+        elif self.fusion == "one":  # the control arm "one cluster + guard": every task fused, before the guard
+            theta = np.full(len(b), np.average(self._pilots(scores), weights=A))
+            sol = FusedSolution(theta, np.zeros(len(b), dtype=int), n_iter=0, converged=True, objective=float("nan"))
         else:
             sol = fused_pairwise_admm(A, b, lam, rho=self.rho, tol=self.tol, max_iter=self.max_iter)
         if not sol.converged:

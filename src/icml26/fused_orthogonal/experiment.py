@@ -75,6 +75,10 @@ class Config:
     corr_delta: float = 2 / 3
     corr_n_base: int = 400
     coverage_level: float = 0.95
+    # a coverage verdict needs power (issue 46, v3b): with an exact 95% binomial interval wider than this the share
+    # of covering intervals cannot tell nominal coverage from 0.90 or from 1.0 (36/36 gives [0.903, 1]; at 0.95
+    # coverage the width reaches 0.08 at ~150 intervals), so the verdict is inconclusive
+    coverage_max_width: float = 0.08
     # preconditions
     min_i2: float = 0.5  # Cochran's I^2 of the per-task DML estimates: tasks are heterogeneous
     max_chaining_ari: float = 0.9  # precondition: the unguarded rule's ARI at the largest m is below this
@@ -84,7 +88,11 @@ class Config:
     fusion_m: int = 45
     fusion_delta: float = 0.25
     fusion_n_base: int = 230
-    path_seed: int = 200  # the seed that also draws the fusion-path figure (the first reported seed)
+    # v3c: the fusion cell's radius is tuned like the main cells' (by RMSE on one development study, data seed
+    # 10^6 + 800), separately for the method (and every arm that shares its radius) and for the paper's Stage-2
+    # estimate; the grid reaches below the main cells' because the paper's 0.1 fuses all 45 tasks (v3b)
+    fusion_radius_grid: tuple[float, ...] = (0.02, 0.03, 0.05, 0.075, 0.1, 0.15)
+    path_seed: int = 400  # the seed that also draws the fusion-path figure (the first reported seed)
 
 
 QUICK = Config(
@@ -92,10 +100,11 @@ QUICK = Config(
 )
 FULL = Config()
 
-# fresh in v3 (issue 46): never seen while designing.  DEV: every seed a design choice saw - the reported seeds of
-# v1 / v2 (full 0-11, quick 0-2) and the c_w="auto" pilot seeds 100-103 (docs, "Deviations")
-REPORTED = tuple(range(200, 212))
-DEV = (*range(12), *range(100, 104))
+# fresh in v3c (issue 46): never seen while designing.  DEV: every seed a design choice saw - the reported seeds of
+# v1 / v2 (full 0-11, quick 0-2), the c_w="auto" pilot seeds 100-103 (docs, "Deviations"), the v3 reported
+# seeds 200-211 and the v3b reported seeds 300-311, on whose records the referees found what v3b / v3c changed
+REPORTED = tuple(range(400, 412))
+DEV = (*range(12), *range(100, 104), *range(200, 212), *range(300, 312))
 
 
 def _score(model: str):
@@ -126,6 +135,8 @@ def _estimators(cfg: Config, model: str, labels: np.ndarray, k: int, tuned: dict
         "uniform": UniformFusion(tuned["lam"], **common),
         # the control arm: the method with its fusion step removed (same radius, guard, refit)
         "merge": AdaptiveFusedOrthogonal(c_w=tuned["c_w"], fusion="none", **fused),
+        # reported: the paper's Stage-2 estimate (the fused coefficients, no guard, no pooled refit), same radius
+        "paper_stage2": AdaptiveFusedOrthogonal(c_w=tuned["c_w"], refit="none", chain_guard="none", **fused),
     }
 
 
@@ -226,6 +237,7 @@ def _stress(cfg: Config, m: int, data_seed: int) -> dict:
         "merge": AdaptiveFusedOrthogonal(chain_guard="split", fusion="none", **fused),
         # reported: ADMM on permuted weights, to attribute the method's edge over the merge at large m
         "shuffled": AdaptiveFusedOrthogonal(chain_guard="split", fusion="shuffled", random_state=data_seed, **fused),
+        "paper_stage2": AdaptiveFusedOrthogonal(refit="none", chain_guard="none", **fused),  # reported
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
         "armul_k": ARMULLike(cfg.n_clusters, random_state=0, **common),
@@ -247,20 +259,60 @@ def _stress(cfg: Config, m: int, data_seed: int) -> dict:
     return out
 
 
-def _fusion_cell(cfg: Config, data_seed: int, seed: int) -> dict:
-    """Many close, noisy tasks: the method against "pilots + merge, no fusion" (its fusion step removed), the
-    shuffled-weights ADMM control, per-task DML and the oracle, all on the same cross-fitted scores."""
-    m = cfg.fusion_m
+def _fusion_tasks(cfg: Config, data_seed: int):
     tasks, theta, labels = _simulate(
-        cfg, "plr", cfg.fusion_delta, data_seed, n_tasks=m, n_base=cfg.fusion_n_base, n_step=100 // m, p_cycle=10
+        cfg,
+        "plr",
+        cfg.fusion_delta,
+        data_seed,
+        n_tasks=cfg.fusion_m,
+        n_base=cfg.fusion_n_base,
+        n_step=100 // cfg.fusion_m,
+        p_cycle=10,
     )
     scores = cross_fit_scores(tasks, _score("plr"), n_folds=cfg.n_folds, random_state=data_seed, n_rep=cfg.n_rep)
+    return scores, theta, labels
+
+
+def _tune_fusion(cfg: Config, dev_seed: int) -> dict:
+    """The fusion cell's radius on ``fusion_radius_grid`` by RMSE on one development study: one pick for the
+    method (guard and pooled refit) and one for the paper's Stage-2 estimate (no guard, no refit)."""
+    scores, theta, _ = _fusion_tasks(cfg, dev_seed)
+    fused = dict(model="plr", gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, n_folds=cfg.n_folds, n_rep=cfg.n_rep)
+    rmse = {
+        arm: [
+            _rmse(AdaptiveFusedOrthogonal(c_w=_c_w(cfg, r), **kw, **fused).fit_scores(scores).coef_, theta)
+            for r in cfg.fusion_radius_grid
+        ]
+        for arm, kw in (("ada", {}), ("paper_stage2", dict(refit="none", chain_guard="none")))
+    }
+    return {
+        **{f"radius_{a}": cfg.fusion_radius_grid[int(np.argmin(v))] for a, v in rmse.items()},
+        **{f"dev_rmse_{a}": v for a, v in rmse.items()},
+    }
+
+
+def _fusion_cell(cfg: Config, data_seed: int, seed: int, tuned: dict | None = None) -> dict:
+    """Many close, noisy tasks: the method against "pilots + merge, no fusion" (its fusion step removed), the
+    controls "shuffled-weights ADMM" and "one cluster + guard" (the ADMM's output replaced by one all-task cluster),
+    the unguarded ADMM (whose partition says whether the cell can isolate the fusion step), the paper's Stage-2
+    estimate (at its own tuned radius and at the paper's 0.1), per-task DML and the oracle, all on the same
+    cross-fitted scores.  ``tuned``: :func:`_tune_fusion`'s picks (None: the paper's radius for every arm)."""
+    scores, theta, labels = _fusion_tasks(cfg, data_seed)
+    paper = (cfg.c_w / cfg.tau) ** (1 / cfg.gamma)
+    tuned = tuned or {"radius_ada": paper, "radius_paper_stage2": paper}
     common = dict(model="plr", n_folds=cfg.n_folds, n_rep=cfg.n_rep)
-    fused = dict(c_w=cfg.c_w, gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, **common)
+    shape = dict(gamma=cfg.gamma, tau=cfg.tau, eps_n=cfg.eps_n, **common)
+    fused = dict(c_w=_c_w(cfg, tuned["radius_ada"]), **shape)
+    stage2 = dict(refit="none", chain_guard="none", **shape)
     ests = {
         "ada": AdaptiveFusedOrthogonal(**fused),
         "merge": AdaptiveFusedOrthogonal(fusion="none", **fused),
         "shuffled": AdaptiveFusedOrthogonal(fusion="shuffled", random_state=seed, **fused),
+        "one_cluster": AdaptiveFusedOrthogonal(fusion="one", **fused),
+        "ada_unguarded": AdaptiveFusedOrthogonal(chain_guard="none", **fused),
+        "paper_stage2": AdaptiveFusedOrthogonal(c_w=_c_w(cfg, tuned["radius_paper_stage2"]), **stage2),
+        "paper_stage2_r0.1": AdaptiveFusedOrthogonal(c_w=cfg.c_w, **stage2),
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
     }
@@ -317,7 +369,11 @@ def _path(cfg: Config, model: str, delta: float, data_seed: int) -> dict:
 def measure(cfg: Config, seed: int, progress) -> dict:
     """One seed: every (model, delta) cell simulated with its own data seed; seed 0 also draws the path figure."""
     out: dict = {"cells": {}, "tuning": {}, "stress": {}}
-    out["fusion"] = progress.cached("fusion", lambda: _fusion_cell(cfg, 1000 * seed + 800, seed))
+    fusion_tuned = progress.checkpoint(
+        "tune-fusion", {**asdict(cfg), "cell": "fusion"}, lambda: _tune_fusion(cfg, 10**6 + 800)
+    )
+    out["tuning"]["fusion"] = fusion_tuned
+    out["fusion"] = progress.cached("fusion", lambda: _fusion_cell(cfg, 1000 * seed + 800, seed, fusion_tuned))
     for mi, model in enumerate(cfg.models):
         for di, delta in enumerate(cfg.deltas):
             data_seed = 1000 * seed + 10 * mi + di
@@ -400,6 +456,47 @@ TUNING = (
         "weights (fusion = 'shuffled') for fusion_step; coverage judged two-sided in every stress cell",
         seeds=[],
         outcome="see the reference run (seeds 200-211); nothing was adjusted after it",
+    ),
+    dict(
+        variant="v3 reference run (c9d462f) on seeds 200-211, then its referee's probes on those records: the "
+        "unguarded ADMM returns ONE cluster in the fusion cell in 12/12 seeds and 'one cluster + guard' equals the "
+        "method in 12/12; with the pooled refit the ADMM labels equal the connected components of "
+        "{lambda > eps_n}; the stress-cell coverage rule at ~36 intervals passes SE x 1.5 with probability 1",
+        seeds=list(range(200, 212)),
+        outcome="claims 5/14, controls 2/10, checks 1/1, preconditions 4/4; the fusion cell's coverage 22/37 "
+        "unjudged; the paper's Stage-2 estimate (refit='none') RMSE ~0.20 against per-task DML ~0.06 there, "
+        "unreported. These seeds became dev seeds",
+    ),
+    dict(
+        variant="v3b, chosen from the v3 referee's report before any fresh seed ran: coverage verdicts need an "
+        "exact 95% interval no wider than 0.08 (else inconclusive; 36/36 gives [0.903, 1], width 0.097); the "
+        "fusion cell's coverage judged "
+        "(inference_fusion); 'pooled intervals on a wrong partition' (ARMUL K-1) as the control of inference; "
+        "'one cluster + guard' (fusion = 'one') as a second control of fusion_step, with the precondition "
+        "fusion_admm_nontrivial (the unguarded ADMM partition is neither one cluster nor all singletons in at "
+        "least half the seeds); the paper's Stage-2 estimate reported in every cell; fresh seeds 300-311",
+        seeds=[],
+        outcome="see the reference run (seeds 300-311); nothing was adjusted after it",
+    ),
+    dict(
+        variant="v3b reference run (8cc6752) on seeds 300-311 (and the quick preset / tests on 300-302), then the "
+        "second referee's probes on dev seeds 0-11 and 200-211: 'pilots + merge' gives the method's main-cell "
+        "intervals (204/217 both), so inference passes the issue's break; a non-orthogonal score covers 51/54 on dev "
+        "(weak confounding); at the method's radius 0.05 the unguarded ADMM partition is non-trivial in 24/24 dev "
+        "seeds (method - merge -0.0006 RMSE, p = 0.40); the paper's Stage-2 estimate in the fusion cell is 0.202 / "
+        "0.066 / 0.052 at radius 0.1 / 0.05 / 0.03 vs per-task DML 0.060; the oracle fails the coverage rule in "
+        "the fusion cell (29/36)",
+        seeds=[*range(12), *range(200, 212), *range(300, 312)],
+        outcome="claims 3/15, controls 3/12, checks 1/1, preconditions 4/5; seeds 300-311 became dev seeds",
+    ),
+    dict(
+        variant="v3c, chosen from the second referee's report before any fresh seed ran: 'pilots + merge' as a "
+        "control of inference; a precondition per coverage claim that the oracle's intervals are not rejected "
+        "(oracle_covers_*); the fusion cell's radius tuned like the main cells' (RMSE on one development study, "
+        "data seed 10^6 + 800, grid 0.02-0.15) separately for the method and for the paper's Stage-2 estimate, "
+        "which is also reported at the paper's 0.1; fresh seeds 400-411",
+        seeds=[],
+        outcome="see the reference run (seeds 400-411); nothing was adjusted after it",
     ),
 )
 
