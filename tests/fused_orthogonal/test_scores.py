@@ -191,6 +191,9 @@ def test_cross_fit_argument_errors():
         cross_fit_scores(_linear_task(rng), score)
     with pytest.raises(TypeError, match=r"tasks\[0\] must be a TaskData"):
         cross_fit_scores([np.zeros(3)], score)
+    for bad in ("a", -1, 1.5, True):  # the third referee: "a" gave numpy's message, not the argument's name
+        with pytest.raises(ValueError, match="random_state"):
+            cross_fit_scores([_linear_task(rng)], score, random_state=bad)
 
 
 def test_repeated_cross_fitting_matches_doubleml_n_rep_5():

@@ -162,7 +162,11 @@ def judge(cfg, records: list[dict], report: Report) -> None:
     )
     for arm, note in (
         ("ada_auto", f"c_w='auto', kappa={cfg.auto_kappa}: nothing tuned (reported only)"),
-        ("ada_unguarded", "the paper's rule at its default radius 0.1, no chaining guard (stress cells)"),
+        (
+            "ada_unguarded",
+            "the paper's rule without the chaining guard: the default radius 0.1 in the stress cells, the method's "
+            "tuned radius in the fusion cell; nothing tuned of its own",
+        ),
         ("personalized", "no hyperparameter"),
         ("oracle", "true labels given"),
         ("armul", "K given (K-1, K, K+1 reported separately), k-means start, no tuning"),
@@ -173,8 +177,8 @@ def judge(cfg, records: list[dict], report: Report) -> None:
         ),
         (
             "shuffled",
-            "fusion cell only: the method at the paper's radius 0.1 with its adaptive weights permuted over "
-            "the tasks (seeded by the seed); nothing tuned",
+            "the method with its adaptive weights permuted over the tasks (seeded by the seed), at the method's "
+            "radius (the paper's 0.1 in the stress cells, the tuned one in the fusion cell); nothing tuned of its own",
         ),
         ("one_cluster", "fusion cell only: every task in one cluster, then the guard and refit; nothing tuned"),
         (
@@ -185,8 +189,9 @@ def judge(cfg, records: list[dict], report: Report) -> None:
             + ", the paper's 0.1 in the stress cells (and 'paper_stage2_r0.1' in the fusion cell); reported only",
         ),
     ):
-        steps = 0 if arm in ("personalized", "oracle", "merge", "one_cluster", "paper_stage2") else 1
-        report.set_tuning(arm, configs=1, steps=steps, note=note)
+        steps = 0 if arm in ("personalized", "oracle", "merge", "one_cluster") else 1
+        configs = len(cfg.fusion_radius_grid) if arm == "paper_stage2" and fusion_pick else 1
+        report.set_tuning(arm, configs=configs, steps=steps, note=note)
 
     # -- tables -------------------------------------------------------------------------------------------
     rows = []

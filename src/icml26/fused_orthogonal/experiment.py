@@ -83,8 +83,9 @@ class Config:
     min_i2: float = 0.5  # Cochran's I^2 of the per-task DML estimates: tasks are heterogeneous
     max_chaining_ari: float = 0.9  # precondition: the unguarded rule's ARI at the largest m is below this
     # fusion cell (issue 46): PLR, m = fusion_m tasks, clusters delta = fusion_delta apart, n_j = fusion_n_base +
-    # (100 // m) j, p_j cycling 6..15, the paper's radius 0.1; chosen on dev seeds as the setting where the method
-    # and "pilots + merge, no fusion" differed most (see TUNING); the claim fusion_step compares the two there
+    # (100 // m) j, p_j cycling 6..15; chosen on dev seeds (at the paper's radius 0.1) as the setting where the
+    # method and "pilots + merge, no fusion" differed most (see TUNING); the claim fusion_step compares the two there
+    # at the radius fusion_radius_grid's tuning picks
     fusion_m: int = 45
     fusion_delta: float = 0.25
     fusion_n_base: int = 230

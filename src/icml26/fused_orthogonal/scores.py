@@ -313,6 +313,9 @@ def cross_fit_scores(
         score._check_task(t, j)
         if t.n < n_folds:
             raise ValueError(f"tasks[{j}] has {t.n} samples, fewer than n_folds={n_folds}; need n_j >= n_folds")
+    bad_seed = isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0
+    if random_state is not None and bad_seed:
+        raise ValueError(f"random_state must be None or a non-negative integer, got {random_state!r}")
     m = len(tasks)
     seeds = np.random.SeedSequence(random_state).generate_state(m * int(n_rep))
     psi_a, psi_b = [], []
