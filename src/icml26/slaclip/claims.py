@@ -272,8 +272,9 @@ def _claims(report: Report, cfg, seeds, results: dict, vanish: dict, audits: dic
                 "The privacy cost is unchanged: the accountant's history and epsilon are identical for vanilla DP-SGD "
                 "and SlaClip at the same noise multiplier, sample rate and steps (the digits logistic-regression runs, "
                 "made through make_private_slaclip), and what is booked is what is released (the seed's "
-                "privacy-release_noise audit passes: every released coordinate carries independent noise of sd "
-                "sigma C_t; that audit drives the SlaClipDPOptimizer class directly, with the digits MLP arm's sigma "
+                "privacy-release_noise audit passes: every released coordinate carries noise of sd sigma C_t, and no "
+                "two coordinates and no two consecutive releases share a draw as far as its correlation tests see; "
+                "that audit drives the SlaClipDPOptimizer class directly, with the digits MLP arm's sigma "
                 "and no Poisson sampling, so it certifies the optimizer's release, not make_private_slaclip's "
                 "wiring).",
                 ("|eps(SlaClip) - eps(vanilla)| + [histories differ] + [release audit fails]", gaps),
@@ -500,8 +501,9 @@ def _audit_checks(report: Report, cfg, seeds, audits: dict) -> None:
             "of one digits batch, the standardised residual (release - clean clipped sum) / (sigma C_t) of each of "
             "the d gradient coordinates and K slots passes a chi-square (variance) and a z (mean) test, Bonferroni "
             "over coordinates, and each block's pooled variance and mean pass theirs; and the noise is not re-used: "
-            "no slot's residual correlates with a gradient coordinate's (max |corr| over the K d pairs, Bonferroni) "
-            "and the residuals do not correlate with the next release's (lag 1, pooled per block), all at level "
+            "no slot's residual correlates with a gradient coordinate's (max |corr| over the K d pairs, Bonferroni), "
+            "no two coordinates' residuals correlate (max |corr| over all (d + K)(d + K - 1) / 2 pairs, inside a "
+            "block too, Bonferroni) and the residuals do not correlate with the next release's (lag 1, pooled per block), all at level "
             f"{cfg.audit_level:g} (audit_release_noise, per seed; value = coordinates flagged + blocks failed + "
             "independence failed).",
             (
@@ -520,6 +522,11 @@ def _audit_checks(report: Report, cfg, seeds, audits: dict) -> None:
                 "slot noise sd / (sigma C_t)": [a["blocks"]["slots"]["sd_over_sigma_clip"] for a in rel],
                 "max |corr| slot vs gradient coordinate": [
                     a["independence"]["max_abs_corr_slot_gradient"] for a in rel if "independence" in a
+                ],
+                "max |corr| of any two coordinates": [
+                    a["independence"]["max_abs_corr_all_pairs"]
+                    for a in rel
+                    if "max_abs_corr_all_pairs" in a.get("independence", {})
                 ],
                 "largest pooled lag-1 z of a block": [
                     a["independence"]["pooled_lag1_z"] for a in rel if "independence" in a
