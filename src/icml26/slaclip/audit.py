@@ -239,7 +239,8 @@ def audit_release_noise(
     (measured by the referee at n = 200, level 1e-3): a noise shortfall on a whole block from ~1% (gradients) to
     ~10% (slots); on 10 coordinates ~20% (10% is not seen); a correlation of one slot with one gradient coordinate
     from ~0.4 (0.65 at 60 releases); of any two coordinates from ~0.45 (so an exact copy of one draw on two
-    coordinates is caught, a correlation of 0.3 or a weak one spread over many pairs is not); a lag-1 correlation common to a block from ~0.003 (gradients) / ~0.1 (slots).
+    coordinates is caught, a correlation of 0.3 or a weak one spread over many pairs is not); a lag-1 correlation
+    common to a block from ~0.003 (gradients) / ~0.1 (slots).
     """
     from scipy.stats import chi2, norm
 
@@ -325,9 +326,7 @@ def _independence(z: np.ndarray, k: int, level: float) -> dict:
         "lag1_z": lag_z,
         "pooled_lag1_z": max(lag_z.values(), key=abs),
         "lag1_bound": lag_bound,
-        "passed": bool(
-            r_max <= r_bound and all_max <= all_bound and all(abs(v) <= lag_bound for v in lag_z.values())
-        ),
+        "passed": bool(r_max <= r_bound and all_max <= all_bound and all(abs(v) <= lag_bound for v in lag_z.values())),
     }
 
 
