@@ -463,7 +463,7 @@ def _claims(report: Report, cfg, seeds, results: dict, vanish: dict, audits: dic
                 f"{cfg.autos_r:g}, lr = {lr:g} at the same epsilon ({task}; each arm's learning rate chosen on the dev "
                 "seeds by best mean accuracy over the same 5 values {0.1, 0.2, 0.5, 1, 2}, SlaClip's C0 too; paired "
                 "over seeds).",
-                ("SlaClip", [results[task][s][f"slaclip@{c0:g}{at}"]["acc"] for s in seeds]),
+                ("SlaClip in A3-autos", [results[task][s][f"slaclip@{c0:g}{at}"]["acc"] for s in seeds]),
                 {f"AUTO-S at R = {cfg.autos_r:g}, lr = {lr:g}": autos},
                 margin=1.0,
                 requires=[sensitive[task]] if task in sensitive else None,
@@ -476,7 +476,10 @@ def _claims(report: Report, cfg, seeds, results: dict, vanish: dict, audits: dic
                 f"The clamp-only arm (no adaptation) at vanilla's dev-best C0 = {cc0:g} and its own lr {clr:g} (chosen "
                 "on the dev seeds over the same 5 values by the same rule) is not non-inferior to AUTO-S by the same "
                 "rule",
-                (LABELS["clamp-only"], [results[task][s][f"clamp-only@{cc0:g}{cat}"]["acc"] for s in seeds]),
+                (
+                    "clamp-only in A3-autos (control)",
+                    [results[task][s][f"clamp-only@{cc0:g}{cat}"]["acc"] for s in seeds],
+                ),
             )
         )
     if vanish:

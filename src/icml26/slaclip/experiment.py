@@ -151,6 +151,7 @@ QUICK = Config(
     digits_epochs=10,
     mlp_methods=("vanilla", "adaclip", "autos", "slaclip", "clamp-only", "decay", "centre"),
     mlp_epochs=5,
+    mlp_lr=(),  # the full preset's picks are for 40 epochs: at 5 every arm runs at the task's lr (a smoke run)
     slaclip_c0=(("digits", 0.01), ("digits_mlp", 0.01)),
     synthetic_methods=("vanilla", "adaclip", "slaclip", "clamp-only"),
     synthetic_samples=3000,
