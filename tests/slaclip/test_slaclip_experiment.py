@@ -218,7 +218,6 @@ def test_a4_and_audit_checks_can_fail(records):
 
 
 def test_bad_config_and_seed_sets_raise(records):
-
     with pytest.raises(ValueError, match="grid_seeds"):
         measure(replace(QUICK, grid_seeds=()), 0)
     with pytest.raises(ValueError, match="grid_seeds"):
