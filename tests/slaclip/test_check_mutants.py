@@ -78,6 +78,45 @@ def _slots_copy_gradient_noise(self):
     self._released = True
 
 
+def _release_slots(self, noise):
+    released, self._slack_sum, self._accumulation_clip = self._slack_sum + noise, None, None
+    batch = self.expected_batch_size * self.accumulated_iterations
+    self.slack_indicator = released / (float(self.max_grad_norm) / math.sqrt(self.num_slots) * batch)
+    self._released = True
+
+
+def _slot_draw(self, reference):
+    std = self.noise_multiplier * float(self.max_grad_norm)
+    return _generate_noise(std=std, reference=reference, generator=self.generator, secure_mode=False)
+
+
+def _slots_share_one_draw(self):
+    """One scalar draw broadcast to all K slots: each slot is N(0, sigma^2 C^2), but slot k minus slot k+1 is
+    noise-free, so the slot histogram is released exactly (referee 2, issue 46)."""
+    DPOptimizer.add_noise(self)
+    _release_slots(self, _slot_draw(self, self._slack_sum[:1]).expand_as(self._slack_sum).clone())
+
+
+def _copy_grad_noise(src: int, dst: int, n: int | None):
+    """Gradient noise of parameter ``dst`` (its first ``n`` coordinates, or all) replaced by a copy of parameter
+    ``src``'s first draws: marginals exact, one direction noise-free (referee 2, issue 46)."""
+
+    def add_noise(self):
+        DPOptimizer.add_noise(self)
+        ps = self.params
+        if len(ps) < 4:  # the logistic-regression training runs (2 tensors): left unbroken, the audit's MLP is not
+            return _release_slots(self, _slot_draw(self, self._slack_sum))
+        noise = (ps[src].grad - ps[src].summed_grad).reshape(-1)
+        p = ps[dst]
+        m = p.numel() if n is None else n
+        g = p.grad.reshape(-1).clone()
+        g[:m] = p.summed_grad.reshape(-1)[:m] + noise[:m]
+        p.grad = g.reshape(p.grad.shape)
+        _release_slots(self, _slot_draw(self, self._slack_sum))
+
+    return add_noise
+
+
 def _noise_reused(self):
     """Every second release draws the same noise as the one before (the generator rewound)."""
     state = getattr(self, "_mutant_state", None)
@@ -119,6 +158,9 @@ MUTANTS = {  # check -> [(target, replacement, what)]
         (ADD, _noise_scaled(1.0, 0.0), "noise removed on the slots"),
         (ADD, _slots_copy_gradient_noise, "slot noise copied from the first K gradient-noise draws"),
         (ADD, _noise_reused, "noise re-used on every second release"),
+        (ADD, _slots_share_one_draw, "one draw shared by all K slots"),
+        (ADD, _copy_grad_noise(0, -1, None), "last bias's noise copied from the first weight's draws"),
+        (ADD, _copy_grad_noise(0, 2, None), "second layer's weight noise copied from the first layer's"),
     ],
     "privacy-sensitivity": [("icml26.slaclip.optimizer._encode", _scaled_slots, "slots scaled by 1.3")],
     "privacy-slot_noise": [(ADD, _noise_scaled(1.0, 0.0), "noise removed on the slots")],
@@ -132,6 +174,9 @@ MUTANTS = {  # check -> [(target, replacement, what)]
             "accountant books 2 sigma",
         ),
         (ADD, _slots_copy_gradient_noise, "slot noise copied from the first K gradient-noise draws"),
+        (ADD, _slots_share_one_draw, "one draw shared by all K slots"),
+        (ADD, _copy_grad_noise(0, -1, None), "last bias's noise copied from the first weight's draws"),
+        (ADD, _copy_grad_noise(0, 2, None), "second layer's weight noise copied from the first layer's"),
     ],
 }
 CASES = [(check, *m) for check, ms in MUTANTS.items() for m in ms]

@@ -23,7 +23,8 @@ def _real_in(value: object, name: str, low: float, high: float, *, open_low: boo
     ok = math.isfinite(value) and (value > low if open_low else value >= low) and value <= high
     if not ok:
         bracket = "(" if open_low else "["
-        raise ValueError(f"{name} must lie in {bracket}{low:g}, {high:g}], got {value}")
+        close = "]" if math.isfinite(high) else ")"  # a finite number: inf itself is refused (referee 2, item 8)
+        raise ValueError(f"{name} must be a finite number in {bracket}{low:g}, {high:g}{close}, got {value}")
     return value
 
 
