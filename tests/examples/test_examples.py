@@ -32,8 +32,17 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], timeout: float = 120) -> str:
-    proc = subprocess.run(args, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout)
+GLOO_TEARDOWN = "terminate called without an active exception"  # gloo's abort at exit, after the work is done
+
+
+def _run(args: list[str], timeout: float = 120, retry_teardown: bool = False) -> str:
+    """Run a script and return its stdout.  ``retry_teardown``: a torchrun job whose rank aborted with gloo's teardown
+    message (CI saw it twice under load, after every number had printed and the ranks had met at a barrier before
+    ``destroy_process_group``) is run once more; any other failure, or the same one twice, fails the test."""
+    for _ in range(2 if retry_teardown else 1):
+        proc = subprocess.run(args, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout)
+        if proc.returncode == 0 or GLOO_TEARDOWN not in proc.stderr:
+            break
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"
     return proc.stdout
 
@@ -102,6 +111,7 @@ def test_torchrun_upipe():
             str(EXAMPLES / "torchrun_upipe.py"),
         ],
         timeout=180,
+        retry_teardown=True,
     )
     err = {m[:2]: float(m[2]) for m in re.findall(r"^max \|upipe - (\w+)\| (output|grad):\s+([-+.\deE]+)$", out, re.M)}
     assert len(err) == 4, out
@@ -124,6 +134,7 @@ def test_torchrun_hf_upipe():
             str(EXAMPLES / "torchrun_hf_upipe.py"),
         ],
         timeout=240,
+        retry_teardown=True,
     )
     up, ref = map(float, re.search(r"step 0 loss: upipe ([\d.]+), sdpa on one process ([\d.]+)", out).groups())
     assert abs(up - ref) < 1e-5, out
