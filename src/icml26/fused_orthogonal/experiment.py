@@ -224,6 +224,20 @@ def _study(cfg: Config, model: str, delta: float, data_seed: int, tuned: dict | 
     return out
 
 
+def _fit_arms(cfg: Config, ests: dict, scores, theta: np.ndarray, labels: np.ndarray) -> dict:
+    """Fit every arm on the same cross-fitted scores; RMSE, ARI, cluster coverage and cluster count of each."""
+    out = {}
+    for name, est in ests.items():
+        est.fit_scores(scores)
+        out[name] = {
+            "rmse": _rmse(est.coef_, theta),
+            "ari": float(adjusted_rand_score(labels, est.labels_)),
+            "cluster_cover": cluster_coverage(est, theta, 1 - cfg.coverage_level),
+            "n_clusters": int(est.n_clusters_),
+        }
+    return out
+
+
 def _stress(cfg: Config, m: int, data_seed: int) -> dict:
     """Many noisy tasks: the guarded method, the paper's unguarded rule, per-task DML, the oracle, ARMUL-like K."""
     tasks, theta, labels = _simulate(
@@ -243,18 +257,8 @@ def _stress(cfg: Config, m: int, data_seed: int) -> dict:
         "oracle": OracleClusterDML(labels, **common),
         "armul_k": ARMULLike(cfg.n_clusters, random_state=0, **common),
     }
-    out = {}
-    for name, est in ests.items():
-        est.fit_scores(scores)
-        out[name] = {
-            "rmse": _rmse(est.coef_, theta),
-            "ari": float(adjusted_rand_score(labels, est.labels_)),
-            "cluster_cover": cluster_coverage(est, theta, 1 - cfg.coverage_level),
-            "n_clusters": int(est.n_clusters_),
-        }
-    warn = AdaptiveFusedOrthogonal(chain_guard="none", **fused).fit_scores(scores)
+    out = _fit_arms(cfg, ests, scores, theta, labels)
     out["ada"]["n_chained"] = int(ests["ada"].n_chained_)
-    out["ada_unguarded"]["n_chained"] = int(warn.n_chained_)
     se = np.array([scores.pooled([j])[1] for j in range(m)])
     out["gap_over_se"] = float(cfg.stress_delta / np.mean(se))
     return out
@@ -317,16 +321,7 @@ def _fusion_cell(cfg: Config, data_seed: int, seed: int, tuned: dict | None = No
         "personalized": PersonalizedDML(**common),
         "oracle": OracleClusterDML(labels, **common),
     }
-    out = {}
-    for name, est in ests.items():
-        est.fit_scores(scores)
-        out[name] = {
-            "rmse": _rmse(est.coef_, theta),
-            "ari": float(adjusted_rand_score(labels, est.labels_)),
-            "cluster_cover": cluster_coverage(est, theta, 1 - cfg.coverage_level),
-            "n_clusters": int(est.n_clusters_),
-        }
-    return out
+    return _fit_arms(cfg, ests, scores, theta, labels)
 
 
 def _correlated(cfg: Config, data_seed: int) -> dict:
